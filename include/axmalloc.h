@@ -1,0 +1,73 @@
+/* axmalloc: a general-purpose malloc replacement for x86-64 and AArch64.
+ *
+ * The library overrides the whole malloc family (malloc, free, calloc, realloc, ...)
+ * when preloaded or linked. The ax_* entry points below are the same allocator under
+ * prefixed names, callable side by side with whatever malloc the program uses.
+ */
+#ifndef AXMALLOC_H
+#define AXMALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AX_VERSION_MAJOR 0
+#define AX_VERSION_MINOR 1
+
+/* The malloc family under prefixed names; same contracts as glibc's. */
+void *ax_malloc(size_t size);
+void ax_free(void *p);
+void *ax_calloc(size_t n, size_t size);
+void *ax_realloc(void *p, size_t size);
+void *ax_reallocarray(void *p, size_t n, size_t size);
+void *ax_aligned_alloc(size_t alignment, size_t size);
+int ax_posix_memalign(void **out, size_t alignment, size_t size);
+void *ax_memalign(size_t alignment, size_t size);
+size_t ax_usable_size(const void *p);
+
+/* Largest alignment ax_aligned_alloc/posix_memalign can give (2 MiB): larger ones fail
+ * with ENOMEM (posix_memalign returns ENOMEM). */
+#define AX_MAX_ALIGN ((size_t)2 << 20)
+
+/* Return memory to the OS now: purges every empty page and cached mapping it can.
+ * Returns 1 when some memory was released, 0 otherwise (like malloc_trim). */
+int ax_trim(size_t pad);
+
+/* Statistics. Counters are process-wide; per-thread counters of live threads are
+ * merged in at the time of the call (racy but monotone). */
+#define AX_NUM_CLASSES 61 /* class 0 is unused; 1..60 cover 16 B .. 1 MiB */
+typedef struct ax_stats {
+  uint64_t mallocs;              /* blocks handed out (all sizes, incl. huge) */
+  uint64_t huge_allocs;          /* blocks > 1 MiB, each in its own mapping */
+  uint64_t os_reserved;          /* bytes currently mapped from the OS */
+  uint64_t os_reserved_peak;     /* peak of os_reserved */
+  uint64_t os_committed;         /* bytes mapped and not purged (upper bound of RSS) */
+  uint64_t os_committed_peak;    /* peak of os_committed */
+  uint64_t os_purged;            /* bytes returned with madvise(MADV_DONTNEED), total */
+  uint64_t os_mmap_calls;        /* mmap calls made */
+  uint64_t os_munmap_calls;      /* munmap calls made */
+  uint64_t os_madvise_calls;     /* madvise calls made */
+  uint64_t os_mremap_calls;      /* mremap calls made (huge realloc) */
+  uint64_t segments_live;        /* 4 MiB segments owned or abandoned now */
+  uint64_t segments_abandoned;   /* segments abandoned by exiting threads, total */
+  uint64_t segments_reclaimed;   /* abandoned segments taken over by other threads */
+  uint64_t huge_cache_hits;      /* huge allocations served from the mapping cache */
+  uint64_t heaps_live;           /* thread heaps in use */
+  uint64_t class_mallocs[AX_NUM_CLASSES]; /* blocks handed out per size class */
+  uint64_t class_live[AX_NUM_CLASSES];    /* live blocks per size class (calling thread
+                                           * exact, exited threads exact at exit) */
+} ax_stats_t;
+
+void ax_stats_get(ax_stats_t *out);
+/* Print statistics to stderr (also done at exit with AXMALLOC_STATS=1). */
+void ax_stats_print(void);
+/* Size of the blocks of class c (0 when c is out of range). */
+size_t ax_class_size(unsigned c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
