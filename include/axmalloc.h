@@ -13,6 +13,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 #define AX_VERSION_MAJOR 0
 #define AX_VERSION_MINOR 1
@@ -40,7 +41,9 @@ int ax_trim(size_t pad);
  * merged in at the time of the call (racy but monotone). */
 #define AX_NUM_CLASSES 61 /* class 0 is unused; 1..60 cover 16 B .. 1 MiB */
 typedef struct ax_stats {
-  uint64_t mallocs;              /* blocks handed out (all sizes, incl. huge) */
+  uint64_t mallocs;              /* blocks made available to malloc, all sizes: counted
+                                  * per refill of a page's free list, so exact up to the
+                                  * blocks still waiting on free lists */
   uint64_t huge_allocs;          /* blocks > 1 MiB, each in its own mapping */
   uint64_t os_reserved;          /* bytes currently mapped from the OS */
   uint64_t os_reserved_peak;     /* peak of os_reserved */
@@ -57,8 +60,8 @@ typedef struct ax_stats {
   uint64_t huge_cache_hits;      /* huge allocations served from the mapping cache */
   uint64_t heaps_live;           /* thread heaps in use */
   uint64_t class_mallocs[AX_NUM_CLASSES]; /* blocks handed out per size class */
-  uint64_t class_live[AX_NUM_CLASSES];    /* live blocks per size class (calling thread
-                                           * exact, exited threads exact at exit) */
+  uint64_t class_live[AX_NUM_CLASSES];    /* live blocks per size class in the calling
+                                           * thread's own pages (exact) */
 } ax_stats_t;
 
 void ax_stats_get(ax_stats_t *out);
@@ -67,6 +70,7 @@ void ax_stats_print(void);
 /* Size of the blocks of class c (0 when c is out of range). */
 size_t ax_class_size(unsigned c);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

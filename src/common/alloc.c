@@ -1,0 +1,240 @@
+/* The malloc family: fast paths and the API contracts (glibc's).
+ *
+ *   malloc(n <= 1 KiB): page = heap->direct[(n+15)>>4]; pop page->free; used++.
+ *   free(p):            seg = p & ~4 MiB; check the segment map and that p starts a block;
+ *                       owner? push on page->local_free, used--  :  CAS onto thread_free.
+ * No lock and no atomic read-modify-write on either fast path.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- malloc ------------------------------------------------------------------------- */
+
+static inline void *heap_malloc(ax_heap_t *heap, size_t n) {
+  if (ax_likely(n <= AX_DIRECT_MAX)) {
+    ax_page_t *page = heap->direct[(n + 15) >> 4];
+    ax_block_t *b = page->free;
+    if (ax_likely(b != NULL)) {
+      page->free = axi_decode(page, b->next_enc);
+      page->used++;
+      return b;
+    }
+  }
+  return axi_malloc_slow(heap, n, false);
+}
+
+void *ax_malloc(size_t n) { return heap_malloc(axi_tls_heap, n); }
+
+void *ax_calloc(size_t count, size_t size) {
+  size_t n;
+  if (ax_unlikely(__builtin_mul_overflow(count, size, &n) || n > PTRDIFF_MAX)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  ax_heap_t *heap = axi_tls_heap;
+  if (ax_likely(n <= AX_DIRECT_MAX)) {
+    ax_page_t *page = heap->direct[(n + 15) >> 4];
+    ax_block_t *b = page->free;
+    if (ax_likely(b != NULL)) {
+      page->free = axi_decode(page, b->next_enc);
+      page->used++;
+      if (page->is_zero)
+        b->next_enc = 0; /* the rest of a never-used block is still the kernel's zeroes */
+      else
+        memset(b, 0, n);
+      return b;
+    }
+  }
+  return axi_malloc_slow(heap, n, true);
+}
+
+/* ---- free --------------------------------------------------------------------------- */
+
+/* free() of a pointer that is not the start of a block in a small/medium/large page:
+ * a huge block, or a bad pointer. */
+static AX_NOINLINE void free_irregular(const char *fn, ax_segment_t *seg, ax_page_t *page,
+                                       void *p) {
+  if (seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area) {
+    axi_huge_free(seg);
+    return;
+  }
+  axi_invalid_free(fn, p);
+}
+
+static inline void free_block(const char *fn, void *p) {
+  ax_segment_t *seg = axi_segment_of(p);
+  if (ax_unlikely(!axi_segmap_has((uintptr_t)seg))) {
+    if (p == NULL)
+      return;
+    axi_invalid_free(fn, p);
+  }
+  ax_page_t *page = axi_page_of(seg, p);
+  uintptr_t off = (uintptr_t)p - page->area;
+  if (ax_unlikely(off >= page->area_size || off * page->div_magic >= page->div_magic)) {
+    free_irregular(fn, seg, page, p);
+    return;
+  }
+  ax_block_t *b = p;
+  if (ax_likely(ax_arch_load_relaxed(&seg->owner) == ax_arch_thread_id())) {
+    uintptr_t link = (uintptr_t)axi_decode(page, b->next_enc);
+    if (ax_unlikely(link - page->area < page->area_size || link == 0))
+      axi_check_double_free(page, b); /* b looks like a free block: is it one? */
+    b->next_enc = axi_encode(page, page->local_free);
+    page->local_free = b;
+    if (ax_unlikely(--page->used == 0 || page->flags))
+      axi_free_slow(page, b);
+    return;
+  }
+  axi_remote_free(seg, page, b);
+}
+
+void ax_free(void *p) { free_block("free", p); }
+
+/* ---- sizes -------------------------------------------------------------------------- */
+
+/* post: usable bytes of the block at p; 0 for NULL. Aborts on a pointer not ours. */
+static size_t usable_size(const char *fn, const void *p) {
+  ax_segment_t *seg = axi_segment_of(p);
+  if (!axi_segmap_has((uintptr_t)seg)) {
+    if (p == NULL)
+      return 0;
+    axi_invalid_free(fn, p);
+  }
+  ax_page_t *page = axi_page_of(seg, p);
+  uintptr_t off = (uintptr_t)p - page->area;
+  if (off < page->area_size && off * page->div_magic < page->div_magic)
+    return page->block_size;
+  if (seg->kind == AX_KIND_HUGE && page->in_use && off == 0)
+    return seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
+  axi_invalid_free(fn, p);
+}
+
+size_t ax_usable_size(const void *p) { return usable_size("malloc_usable_size", p); }
+
+size_t ax_class_size(unsigned c) { return c >= 1 && c < AX_CLASSES ? axi_class_size(c) : 0; }
+
+/* ---- realloc ------------------------------------------------------------------------ */
+
+void *ax_realloc(void *p, size_t n) {
+  if (p == NULL)
+    return ax_malloc(n);
+  if (n == 0) { /* glibc: realloc(p, 0) frees p and returns NULL */
+    ax_free(p);
+    return NULL;
+  }
+  size_t old = usable_size("realloc", p);
+  if (ax_unlikely(n > PTRDIFF_MAX)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (n <= old && n >= old / 2)
+    return p; /* fits, and a shrink to no less than half is not worth a copy */
+  ax_segment_t *seg = axi_segment_of(p);
+  if (seg->kind == AX_KIND_HUGE && n > AX_LARGE_MAX) {
+    void *q = axi_huge_realloc(seg, p, n);
+    if (q)
+      return q;
+  }
+  void *q = ax_malloc(n);
+  if (!q)
+    return NULL;
+  memcpy(q, p, n < old ? n : old);
+  ax_free(p);
+  return q;
+}
+
+void *ax_reallocarray(void *p, size_t count, size_t size) {
+  size_t n;
+  if (__builtin_mul_overflow(count, size, &n)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return ax_realloc(p, n);
+}
+
+/* ---- aligned allocation -------------------------------------------------------------- */
+
+/* Blocks of a class are aligned to `align` when the class size is a multiple of it and
+ * every page of the class starts at such a multiple (page 0 starts after the header).
+ * pre: align is a power of two in (16, AX_MAX_ALIGN]. */
+static void *aligned_malloc(size_t align, size_t n) {
+  if (n > PTRDIFF_MAX) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  size_t want = n < align ? align : (n + align - 1) & ~(align - 1);
+  for (unsigned c = axi_class_of(want); want <= AX_LARGE_MAX && c < AX_CLASSES; c++) {
+    size_t sz = axi_class_size(c), page_align = sz <= AX_SMALL_MAX ? AX_SMALL_META : AX_OTHER_META;
+    if (align > page_align || sz >= 2 * want)
+      break;
+    if (sz % align == 0)
+      return ax_malloc(sz);
+  }
+  ax_heap_t *heap = axi_tls_heap;
+  if (heap == &axi_heap_empty) {
+    ax_free(ax_malloc(1)); /* creates the thread's heap */
+    if ((heap = axi_tls_heap) == &axi_heap_empty) {
+      errno = ENOMEM;
+      return NULL;
+    }
+  }
+  return axi_huge_alloc(heap, n, align, false);
+}
+
+static bool pow2(size_t a) { return a && !(a & (a - 1)); }
+
+void *ax_aligned_alloc(size_t align, size_t n) {
+  if (!pow2(align)) {
+    errno = EINVAL;
+    return NULL;
+  }
+  if (align > AX_MAX_ALIGN) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return align <= 16 ? ax_malloc(n) : aligned_malloc(align, n);
+}
+
+int ax_posix_memalign(void **out, size_t align, size_t n) {
+  if (!pow2(align) || align % sizeof(void *) != 0)
+    return EINVAL;
+  if (align > AX_MAX_ALIGN)
+    return ENOMEM;
+  int saved = errno;
+  void *p = align <= 16 ? ax_malloc(n) : aligned_malloc(align, n);
+  errno = saved;
+  if (!p)
+    return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+/* glibc's memalign rounds an alignment that is not a power of two up to one. */
+void *ax_memalign(size_t align, size_t n) {
+  if (align > AX_MAX_ALIGN) {
+    errno = align > PTRDIFF_MAX / 2 + 1 ? EINVAL : ENOMEM;
+    return NULL;
+  }
+  size_t a = 1;
+  while (a < align)
+    a <<= 1;
+  return a <= 16 ? ax_malloc(n) : aligned_malloc(a, n);
+}
+
+/* ---- the standard names ------------------------------------------------------------- */
+/* Aliases, not wrappers: malloc *is* ax_malloc, with no extra call or jump. The rest of
+ * the family (valloc, mallinfo2, malloc_trim, ...) is in override.c. */
+#define AX_ALIAS(target) __attribute__((alias(#target), visibility("default"), used))
+void *malloc(size_t n) AX_ALIAS(ax_malloc);
+void free(void *p) AX_ALIAS(ax_free);
+void *calloc(size_t count, size_t size) AX_ALIAS(ax_calloc);
+void *realloc(void *p, size_t n) AX_ALIAS(ax_realloc);
+void *reallocarray(void *p, size_t count, size_t size) AX_ALIAS(ax_reallocarray);
+void *aligned_alloc(size_t align, size_t n) AX_ALIAS(ax_aligned_alloc);
+int posix_memalign(void **out, size_t align, size_t n) AX_ALIAS(ax_posix_memalign);
+void *memalign(size_t align, size_t n) AX_ALIAS(ax_memalign);
+size_t malloc_usable_size(void *p) AX_ALIAS(ax_usable_size);
+void cfree(void *p) AX_ALIAS(ax_free);

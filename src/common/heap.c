@@ -1,0 +1,136 @@
+/* Thread heaps: one per thread, reached through one initial-exec TLS slot.
+ *
+ * A thread starts on axi_heap_empty, whose direct table points at an empty page, so its
+ * first malloc falls into the slow path, which creates the heap here. Heaps come from a
+ * pool and are never unmapped (type-stable), so other threads may keep a stale pointer to
+ * one (see axi_remote_free). At thread exit a pthread key destructor collects the heap,
+ * abandons its segments that still hold live blocks and returns the heap to the pool.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "internal.h"
+
+ax_page_t axi_page_empty; /* free == NULL: the fast path always falls through */
+ax_heap_t axi_heap_empty = {.direct = {[0 ... AX_DIRECT_N - 1] = &axi_page_empty}};
+__thread ax_heap_t *axi_tls_heap __attribute__((tls_model("initial-exec"))) = &axi_heap_empty;
+
+/* ---- the heap pool ------------------------------------------------------------------ */
+
+#define AX_HEAP_CHUNK ((size_t)64 << 10)
+static ax_lock_t pool_lock; /* thread start and exit only */
+static ax_heap_t *pool_free;
+static ax_heap_t *all_heaps[4096]; /* every heap made: heaps are recycled, never freed */
+static unsigned all_count;
+static char *chunk_at, *chunk_end;
+
+static ax_heap_t *heap_alloc(void) {
+  axi_lock(&pool_lock);
+  ax_heap_t *heap = pool_free;
+  if (heap) {
+    pool_free = heap->pool_next;
+  } else {
+    size_t sz = (sizeof(ax_heap_t) + 63) & ~(size_t)63;
+    if (chunk_at + sz > chunk_end) {
+      chunk_at = axi_os_map(AX_HEAP_CHUNK);
+      chunk_end = chunk_at ? chunk_at + AX_HEAP_CHUNK : NULL;
+    }
+    if (chunk_at) {
+      heap = (ax_heap_t *)chunk_at;
+      chunk_at += sz;
+      if (all_count < sizeof all_heaps / sizeof *all_heaps)
+        all_heaps[all_count++] = heap;
+    }
+  }
+  axi_unlock(&pool_lock);
+  return heap;
+}
+
+static void heap_free(ax_heap_t *heap) {
+  axi_lock(&pool_lock);
+  heap->pool_next = pool_free;
+  pool_free = heap;
+  axi_unlock(&pool_lock);
+}
+
+/* Calls fn on every heap in use (racy reads: statistics only). */
+void axi_heap_foreach(void (*fn)(ax_heap_t *, void *), void *arg) {
+  unsigned n = __atomic_load_n(&all_count, __ATOMIC_ACQUIRE);
+  for (unsigned i = 0; i < n; i++)
+    if (__atomic_load_n(&all_heaps[i]->active, __ATOMIC_RELAXED))
+      fn(all_heaps[i], arg);
+}
+
+/* ---- thread exit and fork -------------------------------------------------------------- */
+
+static pthread_key_t heap_key;
+
+static void heap_done(void *arg) {
+  ax_heap_t *heap = arg;
+  axi_heap_collect_all(heap);
+  axi_segment_purge(heap, true); /* what stays behind with abandoned segments is purged */
+  axi_segment_abandon_all(heap);
+  axi_stats_merge_heap(heap);
+  __atomic_store_n(&heap->active, 0, __ATOMIC_RELAXED);
+  ax_arch_fetch_add_relaxed(&axi_stats.heaps_live, (uintptr_t)-1);
+  if (axi_tls_heap == heap)
+    axi_tls_heap = &axi_heap_empty;
+  heap_free(heap);
+}
+
+/* fork: the child must not inherit a global lock held by a thread that does not exist
+ * there. Per-thread heaps need nothing: their owners' frees in the child become remote. */
+static void fork_prepare(void) {
+  axi_lock(&pool_lock);
+  axi_segment_fork_prepare();
+  axi_huge_fork_prepare();
+}
+
+static void fork_release(void) {
+  axi_huge_fork_release();
+  axi_segment_fork_release();
+  axi_unlock(&pool_lock);
+}
+
+/* ---- process and thread init ---------------------------------------------------------- */
+
+static ax_atomic_word init_state; /* 0: not yet, 1: in progress, 2: done */
+
+static void init_once(void) {
+  uintptr_t expect = 0;
+  if (ax_arch_cas_acq_rel(&init_state, &expect, 1)) {
+    axi_init_process();
+    ax_arch_store_release(&init_state, 2);
+  }
+  while (ax_arch_load_acquire(&init_state) != 2)
+    ax_arch_pause();
+}
+
+/* The first malloc of a thread. post: the thread's heap, installed in TLS; NULL only
+ * when the OS has no memory for it. May run before main and inside dlsym. */
+ax_heap_t *axi_heap_init_thread(void) {
+  static ax_atomic_word hooks_state;
+  if (ax_arch_load_acquire(&init_state) != 2)
+    init_once();
+  ax_heap_t *heap = heap_alloc();
+  if (!heap)
+    return NULL;
+  memset(heap, 0, sizeof *heap);
+  for (unsigned i = 0; i < AX_DIRECT_N; i++)
+    heap->direct[i] = &axi_page_empty;
+  heap->tid = ax_arch_thread_id();
+  __atomic_store_n(&heap->active, 1, __ATOMIC_RELAXED);
+  ax_arch_fetch_add_relaxed(&axi_stats.heaps_live, 1);
+  axi_tls_heap = heap; /* before anything below can call malloc again */
+
+  uintptr_t expect = 0;
+  if (ax_arch_cas_acq_rel(&hooks_state, &expect, 1)) {
+    pthread_key_create(&heap_key, heap_done);
+    pthread_atfork(fork_prepare, fork_release, fork_release);
+    ax_arch_store_release(&hooks_state, 2);
+  }
+  while (ax_arch_load_acquire(&hooks_state) != 2)
+    ax_arch_pause();
+  pthread_setspecific(heap_key, heap);
+  return heap;
+}

@@ -1,0 +1,161 @@
+/* Huge blocks (> AX_LARGE_MAX): one mapping each, starting with a segment header so that
+ * free() finds them like any other block. A small cache keeps recently freed mappings so
+ * that repeated large malloc/free pays neither mmap nor page faults; realloc grows them
+ * with mremap, which moves page tables instead of bytes.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define AX_HUGE_OFFSET ((uintptr_t)4096)         /* block start when 16-byte aligned */
+#define AX_HUGE_CACHE_MAX 8                      /* cached mappings */
+#define AX_HUGE_CACHE_BYTES ((size_t)256 << 20)  /* ...and their total size */
+#define AX_HUGE_CACHE_ENTRY_MAX ((size_t)64 << 20) /* larger ones are unmapped at once */
+
+static ax_lock_t cache_lock;
+static ax_segment_t *cache_first;
+static size_t cache_bytes;
+static unsigned cache_count;
+
+static size_t page_round(size_t n) { return (n + axi_os_page - 1) & ~(axi_os_page - 1); }
+
+/* Best fit among cached mappings that hold `need` bytes and are at most twice as big. */
+static ax_segment_t *cache_take(size_t need) {
+  ax_segment_t *best = NULL, **best_at = NULL;
+  if (!ax_arch_load_relaxed((ax_atomic_word *)&cache_first) || !axi_trylock(&cache_lock))
+    return NULL;
+  for (ax_segment_t **at = &cache_first; *at; at = &(*at)->next) {
+    size_t sz = (*at)->map_size;
+    if (sz >= need && sz / 2 <= need && (!best || sz < best->map_size)) {
+      best = *at;
+      best_at = at;
+    }
+  }
+  if (best) {
+    *best_at = best->next;
+    cache_bytes -= best->map_size;
+    cache_count--;
+  }
+  axi_unlock(&cache_lock);
+  return best;
+}
+
+static bool cache_put(ax_segment_t *seg) {
+  bool kept = false;
+  if (seg->map_size > AX_HUGE_CACHE_ENTRY_MAX || !axi_trylock(&cache_lock))
+    return false;
+  if (cache_count < AX_HUGE_CACHE_MAX && cache_bytes + seg->map_size <= AX_HUGE_CACHE_BYTES) {
+    seg->cached_ms = axi_now_ms();
+    seg->next = cache_first;
+    cache_first = seg;
+    cache_bytes += seg->map_size;
+    cache_count++;
+    kept = true;
+  }
+  axi_unlock(&cache_lock);
+  return kept;
+}
+
+/* Unmap cached mappings unused for longer than the purge delay (all of them if force). */
+void axi_huge_cache_trim(bool force) {
+  uint64_t now = axi_now_ms();
+  ax_segment_t *drop = NULL;
+  if (!ax_arch_load_relaxed((ax_atomic_word *)&cache_first))
+    return;
+  if (force)
+    axi_lock(&cache_lock);
+  else if (!axi_trylock(&cache_lock))
+    return;
+  for (ax_segment_t **at = &cache_first; *at;) {
+    ax_segment_t *seg = *at;
+    if (force || now - seg->cached_ms >= axi_options.purge_delay_ms) {
+      *at = seg->next;
+      cache_bytes -= seg->map_size;
+      cache_count--;
+      seg->next = drop;
+      drop = seg;
+    } else {
+      at = &seg->next;
+    }
+  }
+  axi_unlock(&cache_lock);
+  while (drop) {
+    ax_segment_t *next = drop->next;
+    axi_segment_unmap(drop);
+    drop = next;
+  }
+}
+
+static void *huge_setup(ax_segment_t *seg, uintptr_t off) {
+  seg->kind = AX_KIND_HUGE;
+  seg->page_shift = AX_SEGMENT_SHIFT; /* every valid pointer is in the first 4 MiB */
+  seg->npages = 1;
+  seg->used_pages = 1;
+  seg->free_mask = seg->dirty_mask = seg->purged_mask = 0;
+  ax_page_t *page = &seg->pages[0];
+  memset(page, 0, sizeof *page);
+  page->in_use = 1;
+  page->used = 1;
+  page->area = (uintptr_t)seg + off; /* area_size stays 0: free() takes the irregular path */
+  return (void *)page->area;
+}
+
+/* pre: align is a power of two <= AX_MAX_ALIGN.
+ * post: a block of size bytes aligned to align (zeroed if zero), or NULL with ENOMEM. */
+void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
+  uintptr_t off = align > AX_HUGE_OFFSET ? align : AX_HUGE_OFFSET;
+  if (size > PTRDIFF_MAX - off - AX_SEGMENT_SIZE) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  size_t need = page_round(off + size);
+  ax_segment_t *seg = cache_take(need);
+  bool fresh = seg == NULL;
+  if (fresh && !(seg = axi_segment_map(AX_KIND_HUGE, need))) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (!fresh)
+    ax_arch_fetch_add_relaxed(&axi_stats.huge_cache_hits, 1);
+  heap->stats.huge_allocs++;
+  void *p = huge_setup(seg, off);
+  if (zero && !fresh)
+    memset(p, 0, size); /* a fresh mapping is zero: calloc touches none of its pages */
+  return p;
+}
+
+void axi_huge_free(ax_segment_t *seg) {
+  seg->pages[0].in_use = 0; /* a second free of it is now an invalid pointer */
+  if (!cache_put(seg))
+    axi_segment_unmap(seg);
+}
+
+/* Resize a huge block: keep it when the new size fits and does not waste more than half,
+ * otherwise let the kernel resize the mapping (in place, or by moving page tables).
+ * post: the block (maybe moved), or NULL with the old block untouched. */
+void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size) {
+  uintptr_t off = (uintptr_t)p - (uintptr_t)seg;
+  if (size > PTRDIFF_MAX - off - AX_SEGMENT_SIZE)
+    return NULL;
+  size_t need = page_round(off + size), old = seg->map_size;
+  if (need <= old && need >= old / 2)
+    return p;
+  ax_segment_t *moved = axi_os_remap_aligned(seg, old, need);
+  if (!moved)
+    return NULL;
+  if (moved != seg) {
+    axi_segmap_set(seg, false);
+    axi_segmap_set(moved, true);
+  }
+  moved->map_size = need;
+  moved->pages[0].area = (uintptr_t)moved + off;
+  axi_stat_add(&axi_stats.os_reserved, &axi_stats.os_reserved_peak, (intptr_t)need - (intptr_t)old);
+  axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak,
+               (intptr_t)need - (intptr_t)old);
+  return (char *)moved + off;
+}
+
+void axi_huge_fork_prepare(void) { axi_lock(&cache_lock); }
+void axi_huge_fork_release(void) { axi_unlock(&cache_lock); }

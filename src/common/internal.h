@@ -1,0 +1,278 @@
+/* axmalloc internals: the data structures and the inline helpers shared by src/common.
+ *
+ * Memory comes from the OS in 4 MiB segments aligned to their size, so the segment of any
+ * block is `p & ~AX_SEGMENT_MASK`. A segment is cut into pages of one kind (small 64 KiB,
+ * medium 512 KiB, large = the whole segment); every block of a page has one size class.
+ * Each thread owns a heap (one TLS slot) and the segments it allocated; the owner frees
+ * into page->local_free without atomics, other threads push onto page->thread_free with
+ * one CAS. Blocks larger than AX_LARGE_MAX get a mapping of their own ("huge"), which
+ * still starts with a segment header.
+ */
+#ifndef AX_INTERNAL_H
+#define AX_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch.h"
+#include "axmalloc.h"
+
+#define AXI_HIDDEN __attribute__((visibility("hidden")))
+#define ax_likely(x) __builtin_expect(!!(x), 1)
+#define ax_unlikely(x) __builtin_expect(!!(x), 0)
+#define AX_NOINLINE __attribute__((noinline))
+
+/* ---- geometry ------------------------------------------------------------------- */
+
+#define AX_SEGMENT_SHIFT 22
+#define AX_SEGMENT_SIZE ((uintptr_t)1 << AX_SEGMENT_SHIFT)
+#define AX_SEGMENT_MASK (AX_SEGMENT_SIZE - 1)
+
+enum ax_kind { AX_KIND_SMALL, AX_KIND_MEDIUM, AX_KIND_LARGE, AX_KIND_HUGE, AX_KINDS };
+
+#define AX_SMALL_PAGE_SHIFT 16  /* 64 KiB pages, blocks up to AX_SMALL_MAX */
+#define AX_MEDIUM_PAGE_SHIFT 19 /* 512 KiB pages, blocks up to AX_MEDIUM_MAX */
+#define AX_LARGE_PAGE_SHIFT 22  /* one page per segment, blocks up to AX_LARGE_MAX */
+#define AX_SMALL_MAX ((size_t)8 << 10)
+#define AX_MEDIUM_MAX ((size_t)128 << 10)
+#define AX_LARGE_MAX ((size_t)1 << 20)
+#define AX_MAX_PAGES 64 /* small pages per segment */
+
+/* Where page 0's blocks start: after the segment header. Small segments keep 8 KiB so
+ * small blocks keep their natural alignment (up to 8 KiB); the others keep 64 KiB so
+ * medium/large blocks can serve alignments up to 64 KiB without a mapping of their own. */
+#define AX_SMALL_META ((uintptr_t)8 << 10)
+#define AX_OTHER_META ((uintptr_t)64 << 10)
+
+/* ---- size classes ---------------------------------------------------------------- */
+/* 16-byte steps up to 128 B (classes 1..8), then 4 classes per power of two up to 1 MiB
+ * (classes 9..60): at most 25% internal waste, 12.5% from 256 B on. */
+#define AX_CLASSES AX_NUM_CLASSES
+#define AX_CLASS_MAX (AX_CLASSES - 1)
+#define AX_DIRECT_MAX 1024 /* sizes served by heap->direct[(n+15)>>4] */
+#define AX_DIRECT_N (AX_DIRECT_MAX / 16 + 1)
+
+static inline unsigned axi_class_of(size_t n) {
+  if (n <= 128)
+    return n <= 16 ? 1 : (unsigned)((n + 15) >> 4);
+  unsigned b = 63u - (unsigned)__builtin_clzl(n - 1); /* floor(log2(n-1)), >= 7 */
+  return 4 * b - 19 + (unsigned)(((n - 1) >> (b - 2)) & 3);
+}
+
+static inline size_t axi_class_size(unsigned c) {
+  if (c <= 8)
+    return (size_t)c << 4;
+  unsigned b = (c - 9) / 4 + 7, top = (c - 9) % 4;
+  return ((size_t)1 << b) + ((size_t)(top + 1) << (b - 2));
+}
+
+static inline enum ax_kind axi_class_kind(unsigned c) {
+  size_t s = axi_class_size(c);
+  return s <= AX_SMALL_MAX ? AX_KIND_SMALL : s <= AX_MEDIUM_MAX ? AX_KIND_MEDIUM : AX_KIND_LARGE;
+}
+
+/* ---- blocks, pages, segments, heaps ------------------------------------------------ */
+
+/* A free block's first word: the next free block, xor'ed with the page's key. The key
+ * makes a stray write into a free block visible and lets free() recognise a block that
+ * is already free (its first word decodes to a pointer into the page, or to NULL). */
+typedef struct ax_block {
+  uintptr_t next_enc;
+} ax_block_t;
+
+/* thread_free's low bit: the page sits in its heap's full list. A remote free that clears
+ * it tells the owner (heap->full_pending) that the page has room again. */
+#define AX_TF_FULL ((uintptr_t)1)
+
+typedef struct ax_page {
+  /* malloc fast path */
+  ax_block_t *free; /* blocks ready to hand out (encoded list) */
+  uintptr_t key;    /* xor key of this page's lists */
+  uint32_t used;    /* blocks handed out and not freed back to this page's own lists */
+  uint8_t flags;    /* AX_PAGE_IN_FULL: free() must move the page back to its queue */
+  uint8_t cls;
+  uint8_t is_zero; /* every block on `free` is zero but for its first word */
+  uint8_t in_use;
+  /* free fast path */
+  ax_block_t *local_free; /* blocks the owner freed */
+  uintptr_t area;         /* first block */
+  uintptr_t area_size;    /* reserved * block_size; 0 when the page is not in use */
+  uint64_t div_magic;     /* UINT64_MAX / block_size + 1: (off * magic < magic) <=> off % size == 0 */
+  ax_atomic_word thread_free; /* blocks other threads freed (encoded list) | AX_TF_FULL */
+  uint32_t block_size;
+  uint32_t capacity; /* blocks carved so far */
+  uint32_t reserved; /* blocks that fit */
+  uint32_t refill;   /* length of `free` when last refilled (statistics) */
+  struct ax_page *next, *prev; /* the heap's queue for the class, or its full list */
+  uint64_t retired_ms;         /* when the page became free (delayed purge) */
+} ax_page_t;
+
+#define AX_PAGE_IN_FULL 1
+
+struct ax_heap;
+
+typedef struct ax_segment {
+  ax_atomic_word owner; /* thread id of the owning thread, 0 while abandoned */
+  ax_atomic_word heap;  /* struct ax_heap * of the owner, 0 while abandoned */
+  uint8_t kind;
+  uint8_t page_shift;
+  uint16_t npages;
+  uint32_t used_pages;
+  uint64_t free_mask;  /* pages not in use */
+  uint64_t dirty_mask;  /* pages not in use whose memory was written and not purged */
+  uint64_t purged_mask; /* pages not in use purged since they were last used */
+  size_t map_size;     /* bytes mapped (huge segments: more than AX_SEGMENT_SIZE) */
+  struct ax_segment *next, *prev; /* the owner's list; the cache's list */
+  struct ax_segment *abandoned_next;
+  uint64_t cached_ms; /* when it entered a cache */
+  ax_page_t pages[];
+} ax_segment_t;
+
+typedef struct ax_pageq {
+  ax_page_t *first, *last;
+} ax_pageq_t;
+
+typedef struct ax_segq {
+  ax_segment_t *first;
+} ax_segq_t;
+
+/* Per-thread statistics, merged into the global ones at thread exit. */
+typedef struct ax_heap_stats {
+  uint64_t class_mallocs[AX_CLASSES];
+  uint64_t huge_allocs;
+} ax_heap_stats_t;
+
+typedef struct ax_heap {
+  ax_page_t *direct[AX_DIRECT_N]; /* size (n+15)>>4 -> page of its class (or the empty page) */
+  ax_pageq_t queue[AX_CLASSES];   /* pages with (probably) free blocks, per class */
+  ax_pageq_t full;                /* pages found full; revisited when remote frees land */
+  uintptr_t tid;
+  ax_atomic_word full_pending; /* remote frees into full pages since the last revisit */
+  ax_segq_t segs[AX_KINDS];    /* segments with free pages, per kind (huge: unused) */
+  ax_segq_t segs_full;         /* segments without free pages */
+  uint64_t next_purge_ms;      /* 0: nothing waits for a purge */
+  struct ax_heap *pool_next;
+  int active;
+  ax_heap_stats_t stats;
+} ax_heap_t;
+
+/* ---- globals --------------------------------------------------------------------- */
+
+typedef struct ax_options {
+  int stats, verbose;
+  uint64_t purge_delay_ms;
+} ax_options_t;
+
+AXI_HIDDEN extern ax_options_t axi_options;
+AXI_HIDDEN extern size_t axi_os_page; /* the OS page size, read at run time */
+AXI_HIDDEN extern ax_page_t axi_page_empty;
+AXI_HIDDEN extern ax_heap_t axi_heap_empty;
+AXI_HIDDEN extern __thread ax_heap_t *axi_tls_heap;
+
+/* The segment map: one bit per 4 MiB of the 48-bit address space (8 MiB of zero pages
+ * until used), set for the start of every live segment. free() consults it before
+ * touching a segment header, so a foreign pointer is reported, never followed. */
+#define AX_MAP_BITS (1u << (48 - AX_SEGMENT_SHIFT))
+AXI_HIDDEN extern ax_atomic_word axi_segmap[AX_MAP_BITS / (8 * sizeof(uintptr_t))];
+
+static inline bool axi_segmap_has(uintptr_t seg) {
+  uintptr_t i = seg >> AX_SEGMENT_SHIFT;
+  if (ax_unlikely(i >= AX_MAP_BITS))
+    return false;
+  const unsigned w = 8 * sizeof(uintptr_t);
+  return (ax_arch_load_relaxed(&axi_segmap[i / w]) >> (i % w)) & 1;
+}
+
+static inline ax_segment_t *axi_segment_of(const void *p) {
+  return (ax_segment_t *)((uintptr_t)p & ~AX_SEGMENT_MASK);
+}
+
+static inline ax_page_t *axi_page_of(ax_segment_t *seg, const void *p) {
+  return &seg->pages[((uintptr_t)p - (uintptr_t)seg) >> seg->page_shift];
+}
+
+static inline ax_block_t *axi_decode(const ax_page_t *page, uintptr_t enc) {
+  return (ax_block_t *)(enc ^ page->key);
+}
+static inline uintptr_t axi_encode(const ax_page_t *page, const ax_block_t *b) {
+  return (uintptr_t)b ^ page->key;
+}
+
+/* ---- cross-file internal functions (contracts at their definitions) -------------- */
+
+/* os.c */
+AXI_HIDDEN void axi_init_process(void);
+AXI_HIDDEN void *axi_os_map(size_t size);
+AXI_HIDDEN void *axi_os_map_aligned(size_t size);
+AXI_HIDDEN void axi_os_unmap(void *p, size_t size);
+AXI_HIDDEN void axi_os_purge(void *p, size_t size);
+AXI_HIDDEN void *axi_os_remap_aligned(void *p, size_t old_size, size_t new_size);
+AXI_HIDDEN uint64_t axi_now_ms(void);
+AXI_HIDDEN uint64_t axi_random(void);
+AXI_HIDDEN void axi_write(const char *fmt, ...);
+AXI_HIDDEN __attribute__((noreturn)) void axi_fatal(const char *fmt, ...);
+
+/* a spin lock for the rare global lists: never slept on, only try-locked or held briefly */
+typedef struct ax_lock {
+  ax_atomic_word word;
+} ax_lock_t;
+static inline bool axi_trylock(ax_lock_t *l) {
+  uintptr_t expect = 0;
+  return ax_arch_load_relaxed(&l->word) == 0 && ax_arch_cas_acq_rel(&l->word, &expect, 1);
+}
+static inline void axi_lock(ax_lock_t *l) {
+  while (!axi_trylock(l))
+    ax_arch_pause();
+}
+static inline void axi_unlock(ax_lock_t *l) { ax_arch_store_release(&l->word, 0); }
+
+/* segment.c */
+AXI_HIDDEN ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind);
+AXI_HIDDEN void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page);
+AXI_HIDDEN void axi_segmap_set(ax_segment_t *seg, bool on);
+AXI_HIDDEN ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size);
+AXI_HIDDEN void axi_segment_unmap(ax_segment_t *seg);
+AXI_HIDDEN void axi_segment_abandon_all(ax_heap_t *heap);
+AXI_HIDDEN bool axi_segment_reclaim(ax_heap_t *heap);
+AXI_HIDDEN void axi_segment_purge(ax_heap_t *heap, bool force);
+AXI_HIDDEN void axi_segment_cache_trim(bool force);
+AXI_HIDDEN void axi_segment_fork_prepare(void);
+AXI_HIDDEN void axi_segment_fork_release(void);
+
+/* page.c */
+AXI_HIDDEN void *axi_malloc_slow(ax_heap_t *heap, size_t size, bool zero);
+AXI_HIDDEN void axi_free_slow(ax_page_t *page, ax_block_t *b);
+AXI_HIDDEN void axi_page_collect(ax_page_t *page);
+AXI_HIDDEN void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page);
+AXI_HIDDEN void axi_heap_collect_all(ax_heap_t *heap);
+AXI_HIDDEN __attribute__((noreturn)) void axi_invalid_free(const char *fn, const void *p);
+AXI_HIDDEN void axi_check_double_free(ax_page_t *page, ax_block_t *b);
+AXI_HIDDEN void axi_remote_free(ax_segment_t *seg, ax_page_t *page, ax_block_t *b);
+
+/* heap.c */
+AXI_HIDDEN ax_heap_t *axi_heap_init_thread(void);
+AXI_HIDDEN void axi_heap_foreach(void (*fn)(ax_heap_t *, void *), void *arg);
+
+/* huge.c */
+AXI_HIDDEN void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero);
+AXI_HIDDEN void axi_huge_free(ax_segment_t *seg);
+AXI_HIDDEN void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size);
+AXI_HIDDEN void axi_huge_cache_trim(bool force);
+AXI_HIDDEN void axi_huge_fork_prepare(void);
+AXI_HIDDEN void axi_huge_fork_release(void);
+
+/* stats.c: process-wide counters, touched only on slow paths */
+typedef struct ax_global_stats {
+  ax_atomic_word os_reserved, os_reserved_peak, os_committed, os_committed_peak, os_purged;
+  ax_atomic_word mmap_calls, munmap_calls, madvise_calls, mremap_calls;
+  ax_atomic_word segments_live, segments_abandoned, segments_reclaimed;
+  ax_atomic_word huge_cache_hits, heaps_live;
+  ax_atomic_word huge_allocs;
+  ax_atomic_word class_mallocs[AX_CLASSES];
+} ax_global_stats_t;
+AXI_HIDDEN extern ax_global_stats_t axi_stats;
+AXI_HIDDEN void axi_stat_add(ax_atomic_word *counter, ax_atomic_word *peak, intptr_t delta);
+AXI_HIDDEN void axi_stats_merge_heap(ax_heap_t *heap);
+
+#endif

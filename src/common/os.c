@@ -1,0 +1,222 @@
+/* The OS seam: mappings, time, randomness, options, and output that never allocates.
+ *
+ * Everything here may run before constructors, inside dlsym, in a fork child and in TLS
+ * destructors: no stdio, no allocation, and errno is restored around every system call
+ * that free() can reach.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+ax_options_t axi_options = {.purge_delay_ms = 10};
+size_t axi_os_page = 4096;
+
+/* ---- process init ------------------------------------------------------------------ */
+
+static uint64_t env_u64(const char *name, uint64_t dflt) {
+  const char *s = getenv(name); /* getenv neither allocates nor changes errno */
+  if (!s || !*s)
+    return dflt;
+  uint64_t v = 0;
+  for (; *s >= '0' && *s <= '9'; s++)
+    v = v * 10 + (uint64_t)(*s - '0');
+  return v;
+}
+
+/* pre: called once, by the first thread that allocates, before any other thread can
+ * (a second thread exists only after the first called pthread_create, which mallocs). */
+void axi_init_process(void) {
+  int saved = errno;
+  unsigned long pg = getauxval(AT_PAGESZ);
+  axi_os_page = pg ? pg : 4096;
+  axi_options.stats = (int)env_u64("AXMALLOC_STATS", 0);
+  axi_options.verbose = (int)env_u64("AXMALLOC_VERBOSE", 0);
+  axi_options.purge_delay_ms = env_u64("AXMALLOC_PURGE_DELAY_MS", 10);
+  ax_arch_cpu_detect();
+  if (axi_options.verbose)
+    axi_write("axmalloc: version %d.%d, arch %s, cpu features: %s, os page %zu B, segment %zu "
+              "KiB, purge delay %zu ms\n",
+              AX_VERSION_MAJOR, AX_VERSION_MINOR, AX_ARCH_NAME, ax_arch_cpu_features(),
+              axi_os_page, (size_t)(AX_SEGMENT_SIZE >> 10), (size_t)axi_options.purge_delay_ms);
+  errno = saved;
+}
+
+/* ---- mappings ---------------------------------------------------------------------- */
+
+/* post: size bytes of zeroed, readable and writable memory, or NULL (errno kept). */
+void *axi_os_map(size_t size) {
+  int saved = errno;
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  errno = saved;
+  ax_arch_fetch_add_relaxed(&axi_stats.mmap_calls, 1);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+void axi_os_unmap(void *p, size_t size) {
+  int saved = errno;
+  munmap(p, size);
+  errno = saved;
+  ax_arch_fetch_add_relaxed(&axi_stats.munmap_calls, 1);
+}
+
+/* post: size bytes (a multiple of AX_SEGMENT_SIZE or of the OS page) starting at an
+ * AX_SEGMENT_SIZE-aligned address, or NULL. Usually one mmap: consecutive mappings land
+ * next to each other, so once one is aligned the next ones tend to be too. */
+void *axi_os_map_aligned(size_t size) {
+  char *p = axi_os_map(size);
+  if (!p || ((uintptr_t)p & AX_SEGMENT_MASK) == 0)
+    return p;
+  axi_os_unmap(p, size);
+  p = axi_os_map(size + AX_SEGMENT_SIZE);
+  if (!p)
+    return NULL;
+  uintptr_t start = ((uintptr_t)p + AX_SEGMENT_MASK) & ~AX_SEGMENT_MASK;
+  if (start > (uintptr_t)p)
+    axi_os_unmap(p, start - (uintptr_t)p);
+  uintptr_t end = (uintptr_t)p + size + AX_SEGMENT_SIZE;
+  if (end > start + size)
+    axi_os_unmap((void *)(start + size), end - (start + size));
+  return (void *)start;
+}
+
+/* Grow or shrink a mapping, keeping its start AX_SEGMENT_SIZE-aligned: in place when the
+ * kernel can, otherwise page tables move to a fresh aligned reservation (no byte copy).
+ * post: the new start, or NULL with the old mapping untouched. */
+void *axi_os_remap_aligned(void *p, size_t old_size, size_t new_size) {
+  int saved = errno;
+  void *q = mremap(p, old_size, new_size, 0);
+  ax_arch_fetch_add_relaxed(&axi_stats.mremap_calls, 1);
+  if (q != MAP_FAILED) {
+    errno = saved;
+    return q;
+  }
+  void *target = axi_os_map_aligned(new_size);
+  if (target) {
+    q = mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target);
+    ax_arch_fetch_add_relaxed(&axi_stats.mremap_calls, 1);
+    if (q == MAP_FAILED) {
+      axi_os_unmap(target, new_size);
+      q = NULL;
+    }
+  } else {
+    q = NULL;
+  }
+  errno = saved;
+  return q;
+}
+
+/* pre: p and size multiples of the OS page. post: the range reads as zero next time. */
+void axi_os_purge(void *p, size_t size) {
+  int saved = errno;
+  madvise(p, size, MADV_DONTNEED);
+  errno = saved;
+  ax_arch_fetch_add_relaxed(&axi_stats.madvise_calls, 1);
+  ax_arch_fetch_add_relaxed(&axi_stats.os_purged, size);
+  axi_stat_add(&axi_stats.os_committed, NULL, -(intptr_t)size);
+}
+
+/* ---- time and randomness ------------------------------------------------------------ */
+
+uint64_t axi_now_ms(void) {
+  struct timespec ts;
+  int saved = errno;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts); /* vDSO: no system call */
+  errno = saved;
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Not cryptographic: xorshift seeded from the kernel's AT_RANDOM bytes. Used for list
+ * keys, which only need to be unlikely in user data. */
+uint64_t axi_random(void) {
+  static ax_atomic_word state;
+  uintptr_t s = ax_arch_load_relaxed(&state);
+  if (s == 0) {
+    const uint64_t *r = (const uint64_t *)getauxval(AT_RANDOM);
+    s = r ? (r[0] ^ r[1]) : 0x9e3779b97f4a7c15u;
+    s |= 1;
+  }
+  s ^= s << 13;
+  s ^= s >> 7;
+  s ^= s << 17;
+  ax_arch_store_relaxed(&state, s); /* a lost update only repeats a key */
+  return s * 0x2545F4914F6CDD1Du;
+}
+
+/* ---- output without stdio ----------------------------------------------------------- */
+
+static char *put_u(char *o, char *end, uint64_t v, unsigned base) {
+  char tmp[24];
+  int n = 0;
+  do {
+    tmp[n++] = "0123456789abcdef"[v % base];
+    v /= base;
+  } while (v);
+  while (n && o < end)
+    *o++ = tmp[--n];
+  return o;
+}
+
+/* A printf subset: %s %d %zu %llu %p %x. Writes to stderr with one write(2). */
+static void vwrite(const char *fmt, va_list ap) {
+  char buf[1024], *o = buf, *end = buf + sizeof buf;
+  for (; *fmt && o < end; fmt++) {
+    if (*fmt != '%') {
+      *o++ = *fmt;
+      continue;
+    }
+    fmt++;
+    if (*fmt == 'z' || *fmt == 'l') {
+      while (*fmt == 'z' || *fmt == 'l')
+        fmt++;
+      o = *fmt == 'x' ? put_u(o, end, va_arg(ap, uint64_t), 16) : put_u(o, end, va_arg(ap, uint64_t), 10);
+    } else if (*fmt == 'd') {
+      int v = va_arg(ap, int);
+      if (v < 0 && o < end)
+        *o++ = '-';
+      o = put_u(o, end, v < 0 ? -(uint64_t)v : (uint64_t)v, 10);
+    } else if (*fmt == 'x') {
+      o = put_u(o, end, va_arg(ap, unsigned), 16);
+    } else if (*fmt == 'p') {
+      if (o + 2 <= end) {
+        *o++ = '0';
+        *o++ = 'x';
+      }
+      o = put_u(o, end, (uintptr_t)va_arg(ap, void *), 16);
+    } else if (*fmt == 's') {
+      for (const char *s = va_arg(ap, const char *); *s && o < end; s++)
+        *o++ = *s;
+    } else if (*fmt == '%') {
+      *o++ = '%';
+    } else {
+      break;
+    }
+  }
+  int saved = errno;
+  ssize_t w = write(2, buf, (size_t)(o - buf));
+  (void)w;
+  errno = saved;
+}
+
+void axi_write(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vwrite(fmt, ap);
+  va_end(ap);
+}
+
+void axi_fatal(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vwrite(fmt, ap);
+  va_end(ap);
+  abort();
+}

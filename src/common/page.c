@@ -1,0 +1,342 @@
+/* Pages and the slow paths of malloc and free.
+ *
+ * A heap keeps, per size class, a queue of pages that may have free blocks; the first
+ * page of a small class is also in heap->direct, which is where the malloc fast path
+ * looks. When the fast path finds no free block it lands here: collect the blocks freed
+ * since (local_free, and thread_free with one exchange), carve more of the page, move a
+ * full page aside to the full list, or take a fresh page from a segment.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- queues and the direct table ----------------------------------------------------- */
+
+/* The direct table entries of class c, which must be <= the class of AX_DIRECT_MAX. */
+static void direct_update(ax_heap_t *heap, unsigned c) {
+  if (axi_class_size(c) > AX_DIRECT_MAX)
+    return;
+  ax_page_t *pg = heap->queue[c].first ? heap->queue[c].first : &axi_page_empty;
+  size_t lo = c == 1 ? 0 : (axi_class_size(c - 1) + 16) >> 4, hi = (axi_class_size(c) + 15) >> 4;
+  for (size_t i = lo; i <= hi; i++)
+    heap->direct[i] = pg;
+}
+
+static void pageq_remove(ax_pageq_t *q, ax_page_t *page) {
+  if (page->prev)
+    page->prev->next = page->next;
+  else
+    q->first = page->next;
+  if (page->next)
+    page->next->prev = page->prev;
+  else
+    q->last = page->prev;
+  page->next = page->prev = NULL;
+}
+
+static void pageq_push_front(ax_pageq_t *q, ax_page_t *page) {
+  page->prev = NULL;
+  page->next = q->first;
+  if (q->first)
+    q->first->prev = page;
+  else
+    q->last = page;
+  q->first = page;
+}
+
+static void pageq_push_back(ax_pageq_t *q, ax_page_t *page) {
+  page->next = NULL;
+  page->prev = q->last;
+  if (q->last)
+    q->last->next = page;
+  else
+    q->first = page;
+  q->last = page;
+}
+
+static void queue_remove(ax_heap_t *heap, ax_page_t *page) {
+  bool was_first = heap->queue[page->cls].first == page;
+  pageq_remove(&heap->queue[page->cls], page);
+  if (was_first)
+    direct_update(heap, page->cls);
+}
+
+static void queue_push_front(ax_heap_t *heap, ax_page_t *page) {
+  pageq_push_front(&heap->queue[page->cls], page);
+  direct_update(heap, page->cls);
+}
+
+/* Add a page with live blocks to the back of its queue (reclaimed pages). */
+void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page) {
+  pageq_push_back(&heap->queue[page->cls], page);
+  if (heap->queue[page->cls].first == page)
+    direct_update(heap, page->cls);
+}
+
+/* ---- collecting freed blocks --------------------------------------------------------- */
+
+/* Move freed blocks to page->free: local_free when free is empty, and whatever other
+ * threads pushed (one exchange for the whole list).
+ * pre: the caller owns the page and the page is not in the full list. */
+void axi_page_collect(ax_page_t *page) {
+  if (page->local_free && !page->free) {
+    page->free = page->local_free;
+    page->local_free = NULL;
+    page->is_zero = 0;
+  }
+  if (!(ax_arch_load_relaxed(&page->thread_free) & ~AX_TF_FULL))
+    return;
+  ax_block_t *head = (ax_block_t *)ax_arch_xchg_acquire(&page->thread_free, 0), *tail = head;
+  uint32_t n = 1;
+  for (ax_block_t *next; (next = axi_decode(page, tail->next_enc)); tail = next) {
+    if (ax_unlikely((uintptr_t)next - page->area >= page->area_size || n > page->reserved))
+      axi_fatal("axmalloc: corrupted free list in page of block size %zu at %p\n",
+                (size_t)page->block_size, (void *)page->area);
+    n++;
+  }
+  tail->next_enc = axi_encode(page, page->free);
+  page->free = head;
+  page->used -= n;
+  page->is_zero = 0;
+}
+
+/* local_free joins free even when free is not empty (thread exit, trim). */
+static void page_collect_all(ax_page_t *page) {
+  axi_page_collect(page);
+  if (page->local_free) {
+    ax_block_t *tail = page->local_free;
+    for (ax_block_t *next; (next = axi_decode(page, tail->next_enc)); tail = next)
+      ;
+    tail->next_enc = axi_encode(page, page->free);
+    page->free = page->local_free;
+    page->local_free = NULL;
+  }
+}
+
+/* ---- full pages --------------------------------------------------------------------- */
+
+/* The page has no free block and nothing more to carve: park it in the full list so the
+ * slow path stops looking at it. A remote free into it clears AX_TF_FULL and bumps
+ * heap->full_pending; a local free sees AX_PAGE_IN_FULL and brings it back at once. */
+static void page_to_full(ax_heap_t *heap, ax_page_t *page) {
+  queue_remove(heap, page);
+  uintptr_t expect = 0;
+  if (!ax_arch_cas_acq_rel(&page->thread_free, &expect, AX_TF_FULL)) {
+    pageq_push_back(&heap->queue[page->cls], page); /* a block just arrived */
+    if (heap->queue[page->cls].first == page)
+      direct_update(heap, page->cls);
+    return;
+  }
+  page->flags |= AX_PAGE_IN_FULL;
+  pageq_push_front(&heap->full, page);
+}
+
+static void page_unfull(ax_heap_t *heap, ax_page_t *page) {
+  pageq_remove(&heap->full, page);
+  page->flags &= (uint8_t)~AX_PAGE_IN_FULL;
+  ax_arch_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
+  queue_push_front(heap, page);
+}
+
+/* Bring back the full pages that remote frees have touched (AX_TF_FULL cleared). */
+static void revisit_full(ax_heap_t *heap) {
+  ax_arch_xchg_acq_rel(&heap->full_pending, 0);
+  for (ax_page_t *page = heap->full.first, *next; page; page = next) {
+    next = page->next;
+    if (ax_arch_load_relaxed(&page->thread_free) != AX_TF_FULL)
+      page_unfull(heap, page);
+  }
+}
+
+/* ---- fresh pages -------------------------------------------------------------------- */
+
+static void page_init(ax_page_t *page, unsigned c) {
+  size_t bsize = axi_class_size(c);
+  page->cls = (uint8_t)c;
+  page->block_size = (uint32_t)bsize;
+  page->reserved = (uint32_t)(page->area_size / bsize);
+  page->area_size = (uintptr_t)page->reserved * bsize;
+  page->div_magic = UINT64_MAX / bsize + 1;
+  page->key = (uintptr_t)axi_random();
+}
+
+/* Carve about 4 KiB worth of untouched blocks (at least 4 blocks) onto the free list:
+ * touching a page of memory at a time keeps RSS and page faults proportional to use.
+ * pre: page->free is empty and capacity < reserved. */
+static void page_extend(ax_heap_t *heap, ax_page_t *page) {
+  uint32_t n = page->reserved - page->capacity, max = 4096 / page->block_size;
+  if (max < 4)
+    max = 4;
+  if (n > max)
+    n = max;
+  uintptr_t start = page->area + (uintptr_t)page->capacity * page->block_size;
+  ax_block_t *b = (ax_block_t *)start;
+  for (uint32_t i = 1; i < n; i++) {
+    ax_block_t *next = (ax_block_t *)((uintptr_t)b + page->block_size);
+    b->next_enc = axi_encode(page, next);
+    b = next;
+  }
+  b->next_enc = axi_encode(page, NULL);
+  page->free = (ax_block_t *)start;
+  page->capacity += n;
+  heap->stats.class_mallocs[page->cls] += n;
+}
+
+static void purge_tick(ax_heap_t *heap) {
+  if (!heap->next_purge_ms)
+    return;
+  uint64_t now = axi_now_ms();
+  if (now >= heap->next_purge_ms) {
+    axi_segment_purge(heap, false);
+    axi_segment_cache_trim(false);
+    axi_huge_cache_trim(false);
+  }
+}
+
+/* post: a page of class c with a free block, first in its queue; NULL when out of memory. */
+static ax_page_t *find_page(ax_heap_t *heap, unsigned c) {
+  if (ax_arch_load_relaxed(&heap->full_pending))
+    revisit_full(heap);
+  ax_pageq_t *q = &heap->queue[c];
+  for (ax_page_t *page = q->first, *next; page; page = next) {
+    next = page->next;
+    bool was_empty = !page->free;
+    axi_page_collect(page);
+    if (page->free) {
+      if (was_empty)
+        heap->stats.class_mallocs[c] += page->capacity - page->used;
+    } else if (page->capacity < page->reserved) {
+      page_extend(heap, page);
+    } else {
+      page_to_full(heap, page);
+      continue;
+    }
+    if (page != q->first) {
+      queue_remove(heap, page);
+      queue_push_front(heap, page);
+    }
+    return page;
+  }
+  purge_tick(heap);
+  enum ax_kind kind = axi_class_kind(c);
+  if (!heap->segs[kind].first && axi_segment_reclaim(heap))
+    return find_page(heap, c); /* the reclaimed segment may hold pages of class c */
+  ax_page_t *page = axi_segment_page_alloc(heap, kind);
+  if (!page)
+    return NULL;
+  page_init(page, c);
+  page_extend(heap, page);
+  queue_push_front(heap, page);
+  return page;
+}
+
+/* The malloc slow path: first call of a thread, huge sizes, and empty free lists.
+ * post: a block of at least size bytes (zeroed if zero), or NULL with errno = ENOMEM. */
+void *axi_malloc_slow(ax_heap_t *heap, size_t size, bool zero) {
+  if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_heap_init_thread())) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (size > AX_LARGE_MAX)
+    return axi_huge_alloc(heap, size, 16, zero);
+  unsigned c = axi_class_of(size);
+  ax_page_t *page = heap->queue[c].first;
+  if (!page || !page->free) {
+    page = find_page(heap, c);
+    if (!page) {
+      errno = ENOMEM;
+      return NULL;
+    }
+  }
+  ax_block_t *b = page->free;
+  page->free = axi_decode(page, b->next_enc);
+  page->used++;
+  if (zero) {
+    if (page->is_zero)
+      b->next_enc = 0;
+    else
+      memset(b, 0, size);
+  }
+  return b;
+}
+
+/* ---- the free slow path ------------------------------------------------------------- */
+
+/* pre: the caller owns the page; b was just pushed on local_free and either the page is
+ * now empty or it sat in the full list. */
+void axi_free_slow(ax_page_t *page, ax_block_t *b) {
+  ax_segment_t *seg = axi_segment_of(page);
+  ax_heap_t *heap = (ax_heap_t *)ax_arch_load_relaxed(&seg->heap);
+  if (page->flags & AX_PAGE_IN_FULL)
+    page_unfull(heap, page);
+  if (page->used != 0)
+    return;
+  ax_pageq_t *q = &heap->queue[page->cls];
+  if (q->first == page && !page->next)
+    return; /* the last page of its class stays, so a malloc/free loop does not thrash */
+  queue_remove(heap, page);
+  axi_segment_page_retire(heap, page);
+  purge_tick(heap);
+}
+
+/* One CAS pushes the block on the page's thread_free list; no lock, no sleep. */
+void axi_remote_free(ax_segment_t *seg, ax_page_t *page, ax_block_t *b) {
+  uintptr_t tf = ax_arch_load_relaxed(&page->thread_free);
+  do
+    b->next_enc = axi_encode(page, (ax_block_t *)(tf & ~AX_TF_FULL));
+  while (!ax_arch_cas_release(&page->thread_free, &tf, (uintptr_t)b));
+  if (ax_unlikely(tf & AX_TF_FULL)) {
+    /* We took the page out of "full": tell its owner. Heaps are never unmapped, so a
+     * stale heap pointer costs that heap one needless revisit, nothing more. */
+    ax_heap_t *heap = (ax_heap_t *)ax_arch_load_acquire(&seg->heap);
+    if (heap)
+      ax_arch_fetch_add_relaxed(&heap->full_pending, 1);
+  }
+}
+
+/* ---- bad frees ---------------------------------------------------------------------- */
+
+void axi_invalid_free(const char *fn, const void *p) {
+  axi_fatal("axmalloc: %s(): invalid pointer %p\n", fn, p);
+}
+
+static bool list_has(const ax_page_t *page, const ax_block_t *list, const ax_block_t *b) {
+  for (uint32_t n = 0; list && n <= page->reserved; n++) {
+    if (list == b)
+      return true;
+    if ((uintptr_t)list - page->area >= page->area_size)
+      return false; /* corrupted: not ours to follow */
+    list = axi_decode(page, list->next_enc);
+  }
+  return false;
+}
+
+/* b's first word decodes to a link of this page's lists: b may already be free. Look.
+ * pre: the caller owns the page. Returns when b is not on any list. */
+void axi_check_double_free(ax_page_t *page, ax_block_t *b) {
+  const ax_block_t *remote =
+      (const ax_block_t *)(ax_arch_load_acquire(&page->thread_free) & ~AX_TF_FULL);
+  if (list_has(page, page->free, b) || list_has(page, page->local_free, b) ||
+      list_has(page, remote, b))
+    axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
+}
+
+/* ---- thread exit and trim ----------------------------------------------------------- */
+
+/* Collect every page of the heap; retire the empty ones (even the last of a class). */
+void axi_heap_collect_all(ax_heap_t *heap) {
+  while (heap->full.first)
+    page_unfull(heap, heap->full.first);
+  ax_arch_store_relaxed(&heap->full_pending, 0);
+  for (unsigned c = 1; c < AX_CLASSES; c++) {
+    for (ax_page_t *page = heap->queue[c].first, *next; page; page = next) {
+      next = page->next;
+      page_collect_all(page);
+      if (page->used == 0) {
+        queue_remove(heap, page);
+        axi_segment_page_retire(heap, page);
+      }
+    }
+  }
+}

@@ -1,0 +1,393 @@
+/* Segments: 4 MiB of address space aligned to its size, owned by one thread heap.
+ *
+ * A heap keeps its segments with free pages on segs[kind] and the others on segs_full.
+ * Empty pages are retired to their segment and purged after a delay; an empty segment
+ * goes to a small global cache and is unmapped when it stays unused past the delay.
+ * A thread that exits abandons its segments with live blocks onto a lock-free stack,
+ * and other threads reclaim them from their slow path.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+_Static_assert(sizeof(ax_segment_t) + AX_MAX_PAGES * sizeof(ax_page_t) <= AX_SMALL_META,
+               "small segment metadata must fit before page 0's blocks");
+
+ax_atomic_word axi_segmap[AX_MAP_BITS / (8 * sizeof(uintptr_t))];
+
+void axi_segmap_set(ax_segment_t *seg, bool on) {
+  const unsigned w = 8 * sizeof(uintptr_t);
+  uintptr_t i = (uintptr_t)seg >> AX_SEGMENT_SHIFT, bit = (uintptr_t)1 << (i % w);
+  if (on)
+    ax_arch_fetch_or_acq_rel(&axi_segmap[i / w], bit);
+  else
+    ax_arch_fetch_and_acq_rel(&axi_segmap[i / w], ~bit);
+}
+
+static unsigned kind_shift(enum ax_kind kind) {
+  return kind == AX_KIND_SMALL ? AX_SMALL_PAGE_SHIFT
+         : kind == AX_KIND_MEDIUM ? AX_MEDIUM_PAGE_SHIFT
+                                  : AX_LARGE_PAGE_SHIFT;
+}
+
+static uintptr_t page_start(const ax_segment_t *seg, unsigned i) {
+  uintptr_t base = (uintptr_t)seg + ((uintptr_t)i << seg->page_shift);
+  if (i == 0)
+    base += seg->kind == AX_KIND_SMALL ? AX_SMALL_META : AX_OTHER_META;
+  return base;
+}
+
+static uintptr_t page_end(const ax_segment_t *seg, unsigned i) {
+  return (uintptr_t)seg + ((uintptr_t)(i + 1) << seg->page_shift);
+}
+
+static uint64_t all_pages(unsigned n) { return n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1; }
+
+/* ---- lists ------------------------------------------------------------------------- */
+
+static void segq_push(ax_segq_t *q, ax_segment_t *seg) {
+  seg->prev = NULL;
+  seg->next = q->first;
+  if (q->first)
+    q->first->prev = seg;
+  q->first = seg;
+}
+
+static void segq_remove(ax_segq_t *q, ax_segment_t *seg) {
+  if (seg->prev)
+    seg->prev->next = seg->next;
+  else
+    q->first = seg->next;
+  if (seg->next)
+    seg->next->prev = seg->prev;
+  seg->next = seg->prev = NULL;
+}
+
+/* ---- mapping and the segment cache -------------------------------------------------- */
+
+/* Bytes of page i that madvise can return (page 0 may share an OS page with the header). */
+static size_t purgeable(const ax_segment_t *seg, unsigned i) {
+  uintptr_t lo = (page_start(seg, i) + axi_os_page - 1) & ~(axi_os_page - 1);
+  uintptr_t hi = page_end(seg, i) & ~(axi_os_page - 1);
+  return hi > lo ? hi - lo : 0;
+}
+
+/* os_committed counts every mapped byte except the pages purged since (purged_mask). */
+static void uncount_purged(ax_segment_t *seg) {
+  for (uint64_t m = seg->purged_mask; m; m &= m - 1)
+    axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak,
+                 (intptr_t)purgeable(seg, (unsigned)__builtin_ctzll(m)));
+  seg->purged_mask = 0;
+}
+
+/* post: a mapped, registered segment of `kind`; NULL if the OS refuses. Huge segments
+ * are map_size bytes long. */
+ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size) {
+  ax_segment_t *seg = axi_os_map_aligned(map_size);
+  if (!seg)
+    return NULL;
+  seg->map_size = map_size;
+  seg->kind = (uint8_t)kind;
+  axi_stat_add(&axi_stats.os_reserved, &axi_stats.os_reserved_peak, (intptr_t)map_size);
+  axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak, (intptr_t)map_size);
+  ax_arch_fetch_add_relaxed(&axi_stats.segments_live, 1);
+  axi_segmap_set(seg, true);
+  return seg;
+}
+
+void axi_segment_unmap(ax_segment_t *seg) {
+  uncount_purged(seg);
+  axi_segmap_set(seg, false);
+  axi_stat_add(&axi_stats.os_reserved, NULL, -(intptr_t)seg->map_size);
+  axi_stat_add(&axi_stats.os_committed, NULL, -(intptr_t)seg->map_size);
+  ax_arch_fetch_add_relaxed(&axi_stats.segments_live, (uintptr_t)-1);
+  axi_os_unmap(seg, seg->map_size);
+}
+
+#define AX_SEGMENT_CACHE_MAX 8
+static ax_lock_t cache_lock;
+static ax_segment_t *cache_first;
+static unsigned cache_count;
+
+static void cache_put(ax_segment_t *seg) {
+  seg->cached_ms = axi_now_ms();
+  if (axi_trylock(&cache_lock)) {
+    if (cache_count < AX_SEGMENT_CACHE_MAX) {
+      seg->next = cache_first;
+      cache_first = seg;
+      cache_count++;
+      seg = NULL;
+    }
+    axi_unlock(&cache_lock);
+  }
+  if (seg)
+    axi_segment_unmap(seg);
+}
+
+static ax_segment_t *cache_take(void) {
+  ax_segment_t *seg = NULL;
+  if (ax_arch_load_relaxed((ax_atomic_word *)&cache_first) && axi_trylock(&cache_lock)) {
+    seg = cache_first;
+    if (seg) {
+      cache_first = seg->next;
+      cache_count--;
+    }
+    axi_unlock(&cache_lock);
+  }
+  return seg;
+}
+
+/* Unmap cached segments unused for longer than the purge delay (all of them if force). */
+void axi_segment_cache_trim(bool force) {
+  uint64_t now = axi_now_ms();
+  ax_segment_t *drop = NULL;
+  if (!ax_arch_load_relaxed((ax_atomic_word *)&cache_first))
+    return;
+  if (force)
+    axi_lock(&cache_lock);
+  else if (!axi_trylock(&cache_lock))
+    return;
+  for (ax_segment_t **at = &cache_first; *at;) {
+    ax_segment_t *seg = *at;
+    if (force || now - seg->cached_ms >= axi_options.purge_delay_ms) {
+      *at = seg->next;
+      cache_count--;
+      seg->next = drop;
+      drop = seg;
+    } else {
+      at = &seg->next;
+    }
+  }
+  axi_unlock(&cache_lock);
+  while (drop) {
+    ax_segment_t *next = drop->next;
+    axi_segment_unmap(drop);
+    drop = next;
+  }
+}
+
+/* A cached segment may come back as another kind: a new page is dirty (not known zero)
+ * when any old dirty or used page overlaps it. */
+static uint64_t remap_dirty(const ax_segment_t *seg, unsigned new_shift, unsigned new_n) {
+  uint64_t dirty = 0;
+  for (unsigned i = 0; i < seg->npages; i++) {
+    if (!((seg->dirty_mask >> i) & 1))
+      continue;
+    uintptr_t lo = (uintptr_t)i << seg->page_shift, hi = (uintptr_t)(i + 1) << seg->page_shift;
+    for (unsigned j = 0; j < new_n; j++)
+      if (((uintptr_t)j << new_shift) < hi && ((uintptr_t)(j + 1) << new_shift) > lo)
+        dirty |= (uint64_t)1 << j;
+  }
+  return dirty;
+}
+
+static ax_segment_t *segment_alloc(ax_heap_t *heap, enum ax_kind kind) {
+  unsigned shift = kind_shift(kind), n = (unsigned)(AX_SEGMENT_SIZE >> shift);
+  uint64_t dirty = 0;
+  ax_segment_t *seg = cache_take();
+  if (seg) {
+    uncount_purged(seg);
+    dirty = remap_dirty(seg, shift, n);
+    if (kind != seg->kind && (seg->kind == AX_KIND_SMALL || kind == AX_KIND_SMALL)) {
+      /* the header grew or shrank over page 0: count page 0 as dirty either way */
+      dirty |= 1;
+    }
+  } else {
+    seg = axi_segment_map(kind, AX_SEGMENT_SIZE);
+    if (!seg)
+      return NULL;
+  }
+  seg->kind = (uint8_t)kind;
+  seg->page_shift = (uint8_t)shift;
+  seg->npages = (uint16_t)n;
+  seg->used_pages = 0;
+  seg->free_mask = all_pages(n);
+  seg->dirty_mask = dirty;
+  memset(seg->pages, 0, n * sizeof(ax_page_t));
+  seg->abandoned_next = NULL;
+  ax_arch_store_relaxed(&seg->heap, (uintptr_t)heap);
+  ax_arch_store_relaxed(&seg->owner, heap->tid);
+  segq_push(&heap->segs[kind], seg);
+  return seg;
+}
+
+/* ---- pages ------------------------------------------------------------------------- */
+
+/* post: a page of `kind` in one of heap's segments, in_use, with area/area_size set to
+ * the bytes it may cut into blocks and is_zero telling whether they are known zero. */
+ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind) {
+  ax_segment_t *seg = heap->segs[kind].first;
+  if (!seg && !(seg = segment_alloc(heap, kind)))
+    return NULL;
+  unsigned i = (unsigned)__builtin_ctzll(seg->free_mask);
+  uint64_t bit = (uint64_t)1 << i;
+  seg->free_mask &= ~bit;
+  seg->used_pages++;
+  if (!seg->free_mask) {
+    segq_remove(&heap->segs[kind], seg);
+    segq_push(&heap->segs_full, seg);
+  }
+  ax_page_t *page = &seg->pages[i];
+  memset(page, 0, sizeof *page);
+  page->in_use = 1;
+  page->area = page_start(seg, i);
+  page->area_size = page_end(seg, i) - page->area;
+  page->is_zero = !(seg->dirty_mask & bit);
+  seg->dirty_mask &= ~bit;
+  if (seg->purged_mask & bit) {
+    seg->purged_mask &= ~bit;
+    axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak,
+                 (intptr_t)purgeable(seg, i));
+  }
+  return page;
+}
+
+static void segment_release(ax_heap_t *heap, ax_segment_t *seg) {
+  segq_remove(&heap->segs[seg->kind], seg);
+  ax_arch_store_relaxed(&seg->owner, 0);
+  ax_arch_store_relaxed(&seg->heap, 0);
+  cache_put(seg);
+}
+
+/* pre: page is empty (used == 0, no block on any list) and on no queue.
+ * post: the page is free in its segment; the segment may be released (do not touch it). */
+void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page) {
+  ax_segment_t *seg = axi_segment_of(page);
+  unsigned i = (unsigned)(page - seg->pages);
+  uint64_t bit = (uint64_t)1 << i;
+  page->in_use = 0;
+  page->area_size = 0; /* free() of a stale pointer into it now reports it */
+  page->free = page->local_free = NULL;
+  page->retired_ms = axi_now_ms();
+  if (!seg->free_mask) {
+    segq_remove(&heap->segs_full, seg);
+    segq_push(&heap->segs[seg->kind], seg);
+  }
+  seg->free_mask |= bit;
+  seg->dirty_mask |= bit;
+  if (--seg->used_pages == 0) {
+    segment_release(heap, seg);
+    return;
+  }
+  if (!heap->next_purge_ms)
+    heap->next_purge_ms = page->retired_ms + axi_options.purge_delay_ms;
+}
+
+/* Purge the dirty free pages of heap's segments that have been free for the purge delay
+ * (all of them if force), one madvise per run of adjacent pages. */
+void axi_segment_purge(ax_heap_t *heap, bool force) {
+  uint64_t now = axi_now_ms(), next = 0;
+  for (unsigned k = 0; k < AX_KIND_HUGE; k++) {
+    for (ax_segment_t *seg = heap->segs[k].first; seg; seg = seg->next) {
+      uint64_t due = 0;
+      for (uint64_t m = seg->dirty_mask; m; m &= m - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(m);
+        uint64_t at = seg->pages[i].retired_ms + axi_options.purge_delay_ms;
+        if (force || at <= now)
+          due |= (uint64_t)1 << i;
+        else if (!next || at < next)
+          next = at;
+      }
+      for (uint64_t m = due; m; m &= m - 1) /* page 0 may have nothing to give */
+        if (!purgeable(seg, (unsigned)__builtin_ctzll(m)))
+          due &= ~((uint64_t)1 << __builtin_ctzll(m));
+      while (due) {
+        unsigned i = (unsigned)__builtin_ctzll(due), j = i;
+        while (j + 1 < seg->npages && ((due >> (j + 1)) & 1))
+          j++;
+        uint64_t run = all_pages(j + 1) & ~all_pages(i);
+        uintptr_t lo = (page_start(seg, i) + axi_os_page - 1) & ~(axi_os_page - 1);
+        axi_os_purge((void *)lo, (page_end(seg, j) & ~(axi_os_page - 1)) - lo);
+        seg->dirty_mask &= ~run;
+        seg->purged_mask |= run;
+        due &= ~run;
+      }
+    }
+  }
+  heap->next_purge_ms = next;
+}
+
+/* ---- abandonment ------------------------------------------------------------------- */
+
+static ax_atomic_word abandoned; /* Treiber stack; pushes lock-free, one popper at a time */
+static ax_lock_t abandoned_pop;
+
+static void abandon(ax_segment_t *seg) {
+  for (unsigned i = 0; i < seg->npages; i++)
+    seg->pages[i].next = seg->pages[i].prev = NULL;
+  ax_arch_store_relaxed(&seg->owner, 0);
+  ax_arch_store_relaxed(&seg->heap, 0);
+  uintptr_t head = ax_arch_load_relaxed(&abandoned);
+  do
+    seg->abandoned_next = (ax_segment_t *)head;
+  while (!ax_arch_cas_release(&abandoned, &head, (uintptr_t)seg));
+  ax_arch_fetch_add_relaxed(&axi_stats.segments_abandoned, 1);
+}
+
+/* pre: the heap's pages are collected and its empty pages retired (thread exit). */
+void axi_segment_abandon_all(ax_heap_t *heap) {
+  for (unsigned k = 0; k < AX_KIND_HUGE; k++)
+    while (heap->segs[k].first) {
+      ax_segment_t *seg = heap->segs[k].first;
+      segq_remove(&heap->segs[k], seg);
+      abandon(seg);
+    }
+  while (heap->segs_full.first) {
+    ax_segment_t *seg = heap->segs_full.first;
+    segq_remove(&heap->segs_full, seg);
+    abandon(seg);
+  }
+}
+
+/* Take one abandoned segment, if any and if no other thread is popping right now.
+ * Its pages with free blocks join heap's queues; empty pages are retired.
+ * post: true when a segment was taken (the caller should look at its queues again). */
+bool axi_segment_reclaim(ax_heap_t *heap) {
+  if (!ax_arch_load_relaxed(&abandoned) || !axi_trylock(&abandoned_pop))
+    return false;
+  uintptr_t head = ax_arch_load_acquire(&abandoned);
+  /* only one popper: head stays in the list until our CAS, so its link is stable */
+  while (head && !ax_arch_cas_acq_rel(&abandoned, &head,
+                                      (uintptr_t)((ax_segment_t *)head)->abandoned_next))
+    ;
+  axi_unlock(&abandoned_pop);
+  ax_segment_t *seg = (ax_segment_t *)head;
+  if (!seg)
+    return false;
+  ax_arch_fetch_add_relaxed(&axi_stats.segments_reclaimed, 1);
+  ax_arch_store_relaxed(&seg->heap, (uintptr_t)heap);
+  ax_arch_store_relaxed(&seg->owner, heap->tid);
+  segq_push(seg->free_mask ? &heap->segs[seg->kind] : &heap->segs_full, seg);
+  unsigned live = seg->used_pages;
+  for (unsigned i = 0; i < seg->npages && live; i++) {
+    ax_page_t *page = &seg->pages[i];
+    if (!page->in_use)
+      continue;
+    live--;
+    page->flags = 0;
+    ax_arch_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
+    axi_page_collect(page);
+    if (page->used == 0) {
+      bool last = seg->used_pages == 1;
+      page->free = page->local_free = NULL;
+      axi_segment_page_retire(heap, page);
+      if (last)
+        break; /* the segment went to the cache */
+    } else {
+      axi_page_queue_push(heap, page);
+    }
+  }
+  return true;
+}
+
+/* ---- fork ------------------------------------------------------------------------- */
+
+void axi_segment_fork_prepare(void) {
+  axi_lock(&cache_lock);
+  axi_lock(&abandoned_pop);
+}
+
+void axi_segment_fork_release(void) {
+  axi_unlock(&abandoned_pop);
+  axi_unlock(&cache_lock);
+}

@@ -1,0 +1,101 @@
+/* Statistics: process-wide counters updated on slow paths only, per-heap counters merged
+ * in when a thread exits, and a report that needs no stdio (AXMALLOC_STATS=1 at exit). */
+#include <string.h>
+
+#include "internal.h"
+
+ax_global_stats_t axi_stats;
+
+/* counter += delta; peak = max(peak, counter) when peak is given. */
+void axi_stat_add(ax_atomic_word *counter, ax_atomic_word *peak, intptr_t delta) {
+  uintptr_t now = ax_arch_fetch_add_relaxed(counter, (uintptr_t)delta) + (uintptr_t)delta;
+  if (!peak)
+    return;
+  uintptr_t seen = ax_arch_load_relaxed(peak);
+  while ((intptr_t)now > (intptr_t)seen && !ax_arch_cas_acq_rel(peak, &seen, now))
+    ;
+}
+
+void axi_stats_merge_heap(ax_heap_t *heap) {
+  for (unsigned c = 0; c < AX_CLASSES; c++)
+    ax_arch_fetch_add_relaxed(&axi_stats.class_mallocs[c], heap->stats.class_mallocs[c]);
+  ax_arch_fetch_add_relaxed(&axi_stats.huge_allocs, heap->stats.huge_allocs);
+  memset(&heap->stats, 0, sizeof heap->stats);
+}
+
+static void add_heap(ax_heap_t *heap, void *arg) {
+  ax_stats_t *out = arg;
+  for (unsigned c = 0; c < AX_CLASSES; c++)
+    out->class_mallocs[c] += __atomic_load_n(&heap->stats.class_mallocs[c], __ATOMIC_RELAXED);
+  out->huge_allocs += __atomic_load_n(&heap->stats.huge_allocs, __ATOMIC_RELAXED);
+}
+
+static void add_live(ax_page_t *page, ax_stats_t *out) {
+  for (; page; page = page->next)
+    out->class_live[page->cls] += page->used;
+}
+
+void ax_stats_get(ax_stats_t *out) {
+  memset(out, 0, sizeof *out);
+#define G(x) ax_arch_load_relaxed(&axi_stats.x)
+  out->os_reserved = G(os_reserved);
+  out->os_reserved_peak = G(os_reserved_peak);
+  out->os_committed = G(os_committed);
+  out->os_committed_peak = G(os_committed_peak);
+  out->os_purged = G(os_purged);
+  out->os_mmap_calls = G(mmap_calls);
+  out->os_munmap_calls = G(munmap_calls);
+  out->os_madvise_calls = G(madvise_calls);
+  out->os_mremap_calls = G(mremap_calls);
+  out->segments_live = G(segments_live);
+  out->segments_abandoned = G(segments_abandoned);
+  out->segments_reclaimed = G(segments_reclaimed);
+  out->huge_cache_hits = G(huge_cache_hits);
+  out->heaps_live = G(heaps_live);
+  out->huge_allocs = G(huge_allocs);
+  for (unsigned c = 0; c < AX_CLASSES; c++)
+    out->class_mallocs[c] = G(class_mallocs[c]);
+#undef G
+  axi_heap_foreach(add_heap, out);
+  ax_heap_t *self = axi_tls_heap;
+  if (self != &axi_heap_empty) {
+    for (unsigned c = 1; c < AX_CLASSES; c++)
+      add_live(self->queue[c].first, out);
+    add_live(self->full.first, out);
+  }
+  out->mallocs = out->huge_allocs;
+  for (unsigned c = 0; c < AX_CLASSES; c++)
+    out->mallocs += out->class_mallocs[c];
+}
+
+void ax_stats_print(void) {
+  ax_stats_t s;
+  ax_stats_get(&s);
+  axi_write("axmalloc stats:\n"
+            "  mallocs            %llu\n"
+            "  huge allocs        %llu (cache hits %llu)\n"
+            "  os reserved        %llu B (peak %llu B)\n"
+            "  os committed       %llu B (peak %llu B)\n"
+            "  os purged          %llu B\n"
+            "  syscalls           mmap %llu, munmap %llu, madvise %llu, mremap %llu\n"
+            "  segments           live %llu, abandoned %llu, reclaimed %llu\n"
+            "  thread heaps live  %llu\n",
+            (unsigned long long)s.mallocs, (unsigned long long)s.huge_allocs,
+            (unsigned long long)s.huge_cache_hits, (unsigned long long)s.os_reserved,
+            (unsigned long long)s.os_reserved_peak, (unsigned long long)s.os_committed,
+            (unsigned long long)s.os_committed_peak, (unsigned long long)s.os_purged,
+            (unsigned long long)s.os_mmap_calls, (unsigned long long)s.os_munmap_calls,
+            (unsigned long long)s.os_madvise_calls, (unsigned long long)s.os_mremap_calls,
+            (unsigned long long)s.segments_live, (unsigned long long)s.segments_abandoned,
+            (unsigned long long)s.segments_reclaimed, (unsigned long long)s.heaps_live);
+  axi_write("  class  block size      mallocs   live (this thread)\n");
+  for (unsigned c = 1; c < AX_CLASSES; c++)
+    if (s.class_mallocs[c] || s.class_live[c])
+      axi_write("  %d %llu %llu %llu\n", (int)c, (unsigned long long)axi_class_size(c),
+                (unsigned long long)s.class_mallocs[c], (unsigned long long)s.class_live[c]);
+}
+
+__attribute__((destructor)) static void stats_at_exit(void) {
+  if (axi_options.stats)
+    ax_stats_print();
+}
