@@ -20,6 +20,7 @@ static inline void *heap_malloc(ax_heap_t *heap, size_t n) {
     if (ax_likely(b != NULL)) {
       page->free = axi_decode(page, b->next_enc);
       page->used++;
+      b->next_enc = 0; /* a live block must not look free to free()'s double-free check */
       return b;
     }
   }
@@ -41,9 +42,8 @@ void *ax_calloc(size_t count, size_t size) {
     if (ax_likely(b != NULL)) {
       page->free = axi_decode(page, b->next_enc);
       page->used++;
-      if (page->is_zero)
-        b->next_enc = 0; /* the rest of a never-used block is still the kernel's zeroes */
-      else
+      b->next_enc = 0; /* the rest of a never-used block is still the kernel's zeroes */
+      if (!page->is_zero)
         memset(b, 0, n);
       return b;
     }
@@ -57,38 +57,47 @@ void *ax_calloc(size_t count, size_t size) {
  * a huge block, or a bad pointer. */
 static AX_NOINLINE void free_irregular(const char *fn, ax_segment_t *seg, ax_page_t *page,
                                        void *p) {
-  if (seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area) {
+  if (p == NULL)
+    return;
+  if (axi_segmap_has((uintptr_t)seg) && seg->kind == AX_KIND_HUGE && page->in_use &&
+      (uintptr_t)p == page->area) {
     axi_huge_free(seg);
     return;
   }
   axi_invalid_free(fn, p);
 }
 
+/* The block's first word decodes to a link of the page's lists: check it is not free
+ * already, then free it as usual. */
+static AX_NOINLINE void free_local_suspect(ax_page_t *page, ax_block_t *b) {
+  axi_check_double_free(page, b);
+  b->next_enc = axi_encode(page, page->local_free);
+  page->local_free = b;
+  if (--page->used == 0 || page->flags)
+    axi_free_slow(page, b);
+}
+
+/* Every call below is a tail call, so the fast path saves no register. */
 static inline void free_block(const char *fn, void *p) {
   ax_segment_t *seg = axi_segment_of(p);
-  if (ax_unlikely(!axi_segmap_has((uintptr_t)seg))) {
-    if (p == NULL)
-      return;
-    axi_invalid_free(fn, p);
-  }
+  if (ax_unlikely(!axi_segmap_has((uintptr_t)seg)))
+    return free_irregular(fn, seg, NULL, p);
   ax_page_t *page = axi_page_of(seg, p);
   uintptr_t off = (uintptr_t)p - page->area;
-  if (ax_unlikely(off >= page->area_size || off * page->div_magic >= page->div_magic)) {
-    free_irregular(fn, seg, page, p);
-    return;
-  }
+  if (ax_unlikely(off >= page->area_size || off * page->div_magic >= page->div_magic))
+    return free_irregular(fn, seg, page, p);
   ax_block_t *b = p;
   if (ax_likely(ax_arch_load_relaxed(&seg->owner) == ax_arch_thread_id())) {
     uintptr_t link = (uintptr_t)axi_decode(page, b->next_enc);
     if (ax_unlikely(link - page->area < page->area_size || link == 0))
-      axi_check_double_free(page, b); /* b looks like a free block: is it one? */
+      return free_local_suspect(page, b);
     b->next_enc = axi_encode(page, page->local_free);
     page->local_free = b;
     if (ax_unlikely(--page->used == 0 || page->flags))
-      axi_free_slow(page, b);
+      return axi_free_slow(page, b);
     return;
   }
-  axi_remote_free(seg, page, b);
+  return axi_remote_free(seg, page, b);
 }
 
 void ax_free(void *p) { free_block("free", p); }

@@ -39,10 +39,10 @@ enum ax_kind { AX_KIND_SMALL, AX_KIND_MEDIUM, AX_KIND_LARGE, AX_KIND_HUGE, AX_KI
 #define AX_LARGE_MAX ((size_t)1 << 20)
 #define AX_MAX_PAGES 64 /* small pages per segment */
 
-/* Where page 0's blocks start: after the segment header. Small segments keep 8 KiB so
+/* Where page 0's blocks start: after the segment header. Small segments keep 16 KiB so
  * small blocks keep their natural alignment (up to 8 KiB); the others keep 64 KiB so
  * medium/large blocks can serve alignments up to 64 KiB without a mapping of their own. */
-#define AX_SMALL_META ((uintptr_t)8 << 10)
+#define AX_SMALL_META ((uintptr_t)16 << 10)
 #define AX_OTHER_META ((uintptr_t)64 << 10)
 
 /* ---- size classes ---------------------------------------------------------------- */
@@ -97,15 +97,16 @@ typedef struct ax_page {
   /* free fast path */
   ax_block_t *local_free; /* blocks the owner freed */
   uintptr_t area;         /* first block */
-  uintptr_t area_size;    /* reserved * block_size; 0 when the page is not in use */
   uint64_t div_magic;     /* UINT64_MAX / block_size + 1: (off * magic < magic) <=> off % size == 0 */
-  ax_atomic_word thread_free; /* blocks other threads freed (encoded list) | AX_TF_FULL */
+  uint32_t area_size;     /* reserved * block_size; 0 when the page is not in use, or huge */
   uint32_t block_size;
+  ax_atomic_word thread_free; /* blocks other threads freed (encoded list) | AX_TF_FULL */
+  /* slow paths only */
   uint32_t capacity; /* blocks carved so far */
   uint32_t reserved; /* blocks that fit */
-  uint32_t refill;   /* length of `free` when last refilled (statistics) */
   struct ax_page *next, *prev; /* the heap's queue for the class, or its full list */
   uint64_t retired_ms;         /* when the page became free (delayed purge) */
+  uint64_t pad[4];             /* 128 bytes: free() finds a page with a shift, not a multiply */
 } ax_page_t;
 
 #define AX_PAGE_IN_FULL 1

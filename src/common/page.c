@@ -156,7 +156,7 @@ static void page_init(ax_page_t *page, unsigned c) {
   page->cls = (uint8_t)c;
   page->block_size = (uint32_t)bsize;
   page->reserved = (uint32_t)(page->area_size / bsize);
-  page->area_size = (uintptr_t)page->reserved * bsize;
+  page->area_size = (uint32_t)(page->reserved * bsize);
   page->div_magic = UINT64_MAX / bsize + 1;
   page->key = (uintptr_t)axi_random();
 }
@@ -252,12 +252,9 @@ void *axi_malloc_slow(ax_heap_t *heap, size_t size, bool zero) {
   ax_block_t *b = page->free;
   page->free = axi_decode(page, b->next_enc);
   page->used++;
-  if (zero) {
-    if (page->is_zero)
-      b->next_enc = 0;
-    else
-      memset(b, 0, size);
-  }
+  b->next_enc = 0; /* see heap_malloc */
+  if (zero && !page->is_zero)
+    memset(b, 0, size);
   return b;
 }
 

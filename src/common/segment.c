@@ -10,6 +10,7 @@
 
 #include "internal.h"
 
+_Static_assert(sizeof(ax_page_t) == 128, "page descriptors are indexed with a shift");
 _Static_assert(sizeof(ax_segment_t) + AX_MAX_PAGES * sizeof(ax_page_t) <= AX_SMALL_META,
                "small segment metadata must fit before page 0's blocks");
 
@@ -231,7 +232,7 @@ ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind) {
   memset(page, 0, sizeof *page);
   page->in_use = 1;
   page->area = page_start(seg, i);
-  page->area_size = page_end(seg, i) - page->area;
+  page->area_size = (uint32_t)(page_end(seg, i) - page->area);
   page->is_zero = !(seg->dirty_mask & bit);
   seg->dirty_mask &= ~bit;
   if (seg->purged_mask & bit) {
