@@ -194,10 +194,8 @@ static void purge_tick(ax_heap_t *heap) {
   }
 }
 
-/* post: a page of class c with a free block, first in its queue; NULL when out of memory. */
-static ax_page_t *find_page(ax_heap_t *heap, unsigned c) {
-  if (ax_arch_load_relaxed(&heap->full_pending))
-    revisit_full(heap);
+/* A page of class c in heap's queue with a free block (moved to the front), or NULL. */
+static ax_page_t *queue_find(ax_heap_t *heap, unsigned c) {
   ax_pageq_t *q = &heap->queue[c];
   for (ax_page_t *page = q->first, *next; page; page = next) {
     next = page->next;
@@ -218,11 +216,23 @@ static ax_page_t *find_page(ax_heap_t *heap, unsigned c) {
     }
     return page;
   }
+  return NULL;
+}
+
+/* post: a page of class c with a free block, first in its queue; NULL when out of memory.
+ * Order: pages of the class, then abandoned segments (a few), then a fresh page. */
+static ax_page_t *find_page(ax_heap_t *heap, unsigned c) {
+  if (ax_arch_load_relaxed(&heap->full_pending))
+    revisit_full(heap);
+  ax_page_t *page = queue_find(heap, c);
+  if (page)
+    return page;
   purge_tick(heap);
   enum ax_kind kind = axi_class_kind(c);
-  if (!heap->segs[kind].first && axi_segment_reclaim(heap))
-    return find_page(heap, c); /* the reclaimed segment may hold pages of class c */
-  ax_page_t *page = axi_segment_page_alloc(heap, kind);
+  for (int i = 0; i < 8 && !heap->segs[kind].first && axi_segment_reclaim(heap); i++)
+    if ((page = queue_find(heap, c)))
+      return page;
+  page = axi_segment_page_alloc(heap, kind);
   if (!page)
     return NULL;
   page_init(page, c);
