@@ -106,7 +106,9 @@ typedef struct ax_page {
   uint32_t reserved; /* blocks that fit */
   struct ax_page *next, *prev; /* the heap's queue for the class, or its full list */
   uint64_t retired_ms;         /* when the page became free (delayed purge) */
-  uint64_t pad[4];             /* 128 bytes: free() finds a page with a shift, not a multiply */
+  uint32_t refill; /* statistics: blocks handed out since the last refill = refill - length of free */
+  uint32_t pad32;
+  uint64_t pad[3]; /* 128 bytes: free() finds a page with a shift, not a multiply */
 } ax_page_t;
 
 #define AX_PAGE_IN_FULL 1
@@ -244,7 +246,8 @@ AXI_HIDDEN void axi_segment_fork_release(void);
 /* page.c */
 AXI_HIDDEN void *axi_malloc_slow(ax_heap_t *heap, size_t size, bool zero);
 AXI_HIDDEN void axi_free_slow(ax_page_t *page, ax_block_t *b);
-AXI_HIDDEN void axi_page_collect(ax_page_t *page);
+AXI_HIDDEN void axi_page_collect(ax_heap_t *heap, ax_page_t *page);
+AXI_HIDDEN void axi_page_count_mallocs(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_heap_collect_all(ax_heap_t *heap);
 AXI_HIDDEN __attribute__((noreturn)) void axi_invalid_free(const char *fn, const void *p);

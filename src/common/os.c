@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 
 ax_options_t axi_options = {.purge_delay_ms = 10};
 size_t axi_os_page = 4096;
+static int out_fd = 2; /* stderr, or a private copy of it when statistics are wanted */
 
 /* ---- process init ------------------------------------------------------------------ */
 
@@ -40,6 +42,12 @@ void axi_init_process(void) {
   axi_options.stats = (int)env_u64("AXMALLOC_STATS", 0);
   axi_options.verbose = (int)env_u64("AXMALLOC_VERBOSE", 0);
   axi_options.purge_delay_ms = env_u64("AXMALLOC_PURGE_DELAY_MS", 10);
+  if (axi_options.stats) {
+    /* programs such as coreutils close stderr in an atexit handler, before our report */
+    int fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+    if (fd >= 0)
+      out_fd = fd;
+  }
   ax_arch_cpu_detect();
   if (axi_options.verbose)
     axi_write("axmalloc: version %d.%d, arch %s, cpu features: %s, os page %zu B, segment %zu "
@@ -201,7 +209,7 @@ static void vwrite(const char *fmt, va_list ap) {
     }
   }
   int saved = errno;
-  ssize_t w = write(2, buf, (size_t)(o - buf));
+  ssize_t w = write(out_fd, buf, (size_t)(o - buf));
   (void)w;
   errno = saved;
 }

@@ -76,41 +76,67 @@ void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page) {
 
 /* ---- collecting freed blocks --------------------------------------------------------- */
 
+/* Statistics without a counter on the fast path: a page remembers how long its free
+ * list was at the last refill, so blocks handed out = refill - current length. */
+static uint32_t free_len(const ax_page_t *page) {
+  uint32_t n = 0;
+  for (const ax_block_t *b = page->free; b && n <= page->reserved; n++)
+    b = axi_decode(page, b->next_enc);
+  return n;
+}
+
+/* Add the blocks handed out since the last refill to heap's statistics (and restart). */
+void axi_page_count_mallocs(ax_heap_t *heap, ax_page_t *page) {
+  uint32_t len = free_len(page);
+  heap->stats.class_mallocs[page->cls] += page->refill - len;
+  page->refill = len;
+}
+
 /* Move freed blocks to page->free: local_free when free is empty, and whatever other
  * threads pushed (one exchange for the whole list).
  * pre: the caller owns the page and the page is not in the full list. */
-void axi_page_collect(ax_page_t *page) {
-  if (page->local_free && !page->free) {
-    page->free = page->local_free;
-    page->local_free = NULL;
+void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
+  bool was_empty = !page->free;
+  if (was_empty) {
+    heap->stats.class_mallocs[page->cls] += page->refill; /* the whole list went out */
+    page->refill = 0;
+    if (page->local_free) {
+      page->free = page->local_free;
+      page->local_free = NULL;
+      page->is_zero = 0;
+    }
+  }
+  if (ax_arch_load_relaxed(&page->thread_free) & ~AX_TF_FULL) {
+    ax_block_t *head = (ax_block_t *)ax_arch_xchg_acquire(&page->thread_free, 0), *tail = head;
+    uint32_t n = 1;
+    for (ax_block_t *next; (next = axi_decode(page, tail->next_enc)); tail = next) {
+      if (ax_unlikely((uintptr_t)next - page->area >= page->area_size || n > page->reserved))
+        axi_fatal("axmalloc: corrupted free list in page of block size %zu at %p\n",
+                  (size_t)page->block_size, (void *)page->area);
+      n++;
+    }
+    tail->next_enc = axi_encode(page, page->free);
+    page->free = head;
+    page->used -= n;
     page->is_zero = 0;
+    page->refill += n;
   }
-  if (!(ax_arch_load_relaxed(&page->thread_free) & ~AX_TF_FULL))
-    return;
-  ax_block_t *head = (ax_block_t *)ax_arch_xchg_acquire(&page->thread_free, 0), *tail = head;
-  uint32_t n = 1;
-  for (ax_block_t *next; (next = axi_decode(page, tail->next_enc)); tail = next) {
-    if (ax_unlikely((uintptr_t)next - page->area >= page->area_size || n > page->reserved))
-      axi_fatal("axmalloc: corrupted free list in page of block size %zu at %p\n",
-                (size_t)page->block_size, (void *)page->area);
-    n++;
-  }
-  tail->next_enc = axi_encode(page, page->free);
-  page->free = head;
-  page->used -= n;
-  page->is_zero = 0;
+  if (was_empty && page->free)
+    page->refill = page->capacity - page->used; /* everything not handed out is on free */
 }
 
 /* local_free joins free even when free is not empty (thread exit, trim). */
-static void page_collect_all(ax_page_t *page) {
-  axi_page_collect(page);
+static void page_collect_all(ax_heap_t *heap, ax_page_t *page) {
+  axi_page_collect(heap, page);
   if (page->local_free) {
     ax_block_t *tail = page->local_free;
+    uint32_t n = 1;
     for (ax_block_t *next; (next = axi_decode(page, tail->next_enc)); tail = next)
-      ;
+      n++;
     tail->next_enc = axi_encode(page, page->free);
     page->free = page->local_free;
     page->local_free = NULL;
+    page->refill += n;
   }
 }
 
@@ -180,7 +206,7 @@ static void page_extend(ax_heap_t *heap, ax_page_t *page) {
   b->next_enc = axi_encode(page, NULL);
   page->free = (ax_block_t *)start;
   page->capacity += n;
-  heap->stats.class_mallocs[page->cls] += n;
+  page->refill += n;
 }
 
 static void purge_tick(ax_heap_t *heap) {
@@ -199,14 +225,10 @@ static ax_page_t *queue_find(ax_heap_t *heap, unsigned c) {
   ax_pageq_t *q = &heap->queue[c];
   for (ax_page_t *page = q->first, *next; page; page = next) {
     next = page->next;
-    bool was_empty = !page->free;
-    axi_page_collect(page);
-    if (page->free) {
-      if (was_empty)
-        heap->stats.class_mallocs[c] += page->capacity - page->used;
-    } else if (page->capacity < page->reserved) {
+    axi_page_collect(heap, page);
+    if (!page->free && page->capacity < page->reserved)
       page_extend(heap, page);
-    } else {
+    if (!page->free) {
       page_to_full(heap, page);
       continue;
     }
@@ -283,6 +305,7 @@ void axi_free_slow(ax_page_t *page, ax_block_t *b) {
   if (q->first == page && !page->next)
     return; /* the last page of its class stays, so a malloc/free loop does not thrash */
   queue_remove(heap, page);
+  axi_page_count_mallocs(heap, page);
   axi_segment_page_retire(heap, page);
   purge_tick(heap);
 }
@@ -339,7 +362,8 @@ void axi_heap_collect_all(ax_heap_t *heap) {
   for (unsigned c = 1; c < AX_CLASSES; c++) {
     for (ax_page_t *page = heap->queue[c].first, *next; page; page = next) {
       next = page->next;
-      page_collect_all(page);
+      page_collect_all(heap, page);
+      axi_page_count_mallocs(heap, page);
       if (page->used == 0) {
         queue_remove(heap, page);
         axi_segment_page_retire(heap, page);

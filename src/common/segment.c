@@ -367,7 +367,7 @@ bool axi_segment_reclaim(ax_heap_t *heap) {
     live--;
     page->flags = 0;
     ax_arch_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
-    axi_page_collect(page);
+    axi_page_collect(heap, page);
     if (page->used == 0) {
       bool last = seg->used_pages == 1;
       page->free = page->local_free = NULL;

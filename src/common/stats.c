@@ -30,6 +30,11 @@ static void add_heap(ax_heap_t *heap, void *arg) {
   out->huge_allocs += __atomic_load_n(&heap->stats.huge_allocs, __ATOMIC_RELAXED);
 }
 
+static void add_own(ax_heap_t *heap, ax_page_t *page) {
+  for (; page; page = page->next)
+    axi_page_count_mallocs(heap, page);
+}
+
 static void add_live(ax_page_t *page, ax_stats_t *out) {
   for (; page; page = page->next)
     out->class_live[page->cls] += page->used;
@@ -37,6 +42,12 @@ static void add_live(ax_page_t *page, ax_stats_t *out) {
 
 void ax_stats_get(ax_stats_t *out) {
   memset(out, 0, sizeof *out);
+  ax_heap_t *self = axi_tls_heap;
+  if (self != &axi_heap_empty) { /* the calling thread's counts are exact */
+    for (unsigned c = 1; c < AX_CLASSES; c++)
+      add_own(self, self->queue[c].first);
+    add_own(self, self->full.first);
+  }
 #define G(x) ax_arch_load_relaxed(&axi_stats.x)
   out->os_reserved = G(os_reserved);
   out->os_reserved_peak = G(os_reserved_peak);
@@ -57,7 +68,6 @@ void ax_stats_get(ax_stats_t *out) {
     out->class_mallocs[c] = G(class_mallocs[c]);
 #undef G
   axi_heap_foreach(add_heap, out);
-  ax_heap_t *self = axi_tls_heap;
   if (self != &axi_heap_empty) {
     for (unsigned c = 1; c < AX_CLASSES; c++)
       add_live(self->queue[c].first, out);
