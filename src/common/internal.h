@@ -150,6 +150,7 @@ typedef struct ax_heap {
   ax_page_t *direct[AX_DIRECT_N]; /* size (n+15)>>4 -> page of its class (or the empty page) */
   ax_pageq_t queue[AX_CLASSES];   /* pages with (probably) free blocks, per class */
   ax_pageq_t full;                /* pages found full; revisited when remote frees land */
+  size_t full_count;
   uintptr_t tid;
   ax_atomic_word full_pending; /* remote frees into full pages since the last revisit */
   ax_segq_t segs[AX_KINDS];    /* segments with free pages, per kind (huge: unused) */
