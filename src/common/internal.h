@@ -100,10 +100,11 @@ typedef struct ax_page {
   uint64_t div_magic;     /* UINT64_MAX / block_size + 1: (off * magic < magic) <=> off % size == 0 */
   uint32_t area_size;     /* reserved * block_size; 0 when the page is not in use, or huge */
   uint32_t block_size;
-  ax_atomic_word thread_free; /* blocks other threads freed (encoded list) | AX_TF_FULL */
-  /* slow paths only */
   uint32_t capacity; /* blocks carved so far */
   uint32_t reserved; /* blocks that fit */
+  /* second cache line: written by other threads, so that their frees do not steal the
+   * owner's fast-path line */
+  ax_atomic_word thread_free;  /* blocks other threads freed (encoded list) | AX_TF_FULL */
   struct ax_page *next, *prev; /* the heap's queue for the class, or its full list */
   uint64_t retired_ms;         /* when the page became free (delayed purge) */
   uint32_t refill; /* statistics: blocks handed out since the last refill = refill - length of free */
@@ -129,7 +130,7 @@ typedef struct ax_segment {
   struct ax_segment *next, *prev; /* the owner's list; the cache's list */
   struct ax_segment *abandoned_next;
   uint64_t cached_ms; /* when it entered a cache */
-  ax_page_t pages[];
+  ax_page_t pages[] __attribute__((aligned(128)));
 } ax_segment_t;
 
 typedef struct ax_pageq {
