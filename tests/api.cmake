@@ -1,0 +1,35 @@
+# API semantics, edge cases and bad input (tests/t_*.c). Each program asserts and exits
+# non-zero on failure; AX_TEST_SCALE=<0..1> in the environment shrinks the loops (qemu).
+ax_test(t_api SOURCES t_api.c)         # size classes, usable sizes, malloc(0), free(NULL), huge
+ax_test(t_calloc SOURCES t_calloc.c)   # zeroed memory: fresh, reused, huge (cached mappings)
+ax_test(t_realloc SOURCES t_realloc.c) # contents kept across classes, huge, mremap growth
+ax_test(t_align SOURCES t_align.c)     # aligned_alloc/posix_memalign/memalign/valloc/pvalloc
+ax_test(t_errno SOURCES t_errno.c)     # free keeps errno; overflow and > PTRDIFF_MAX -> ENOMEM
+ax_test(t_badfree SOURCES t_badfree.c) # invalid/double free abort with the exact message
+ax_test(t_churn SOURCES t_churn.c)     # 1e5 random blocks: no overlap, patterns intact
+ax_test(t_stats SOURCES t_stats.c)     # ax_stats_get counters
+ax_test(t_trim SOURCES t_trim.c)       # malloc_trim(0) makes RSS fall
+ax_test(t_options SOURCES t_options.c) # stats printer; a quiet process prints nothing
+
+# The checked build catches every double free still on a page's free lists (DESIGN §5).
+add_test(NAME t_badfree.checked COMMAND t_badfree)
+set_tests_properties(t_badfree.checked PROPERTIES ENVIRONMENT "AXMALLOC_CHECK=1")
+
+# Options are read once at start-up, so each gets its own run. Variants use the target name
+# as COMMAND so that a cross build prepends the emulator.
+set_tests_properties(t_options PROPERTIES
+  ENVIRONMENT_MODIFICATION "AXMALLOC_STATS=unset:;AXMALLOC_VERBOSE=unset:"
+  FAIL_REGULAR_EXPRESSION "(^|\n)axmalloc")
+add_test(NAME t_options.stats COMMAND t_options stats)
+set_tests_properties(t_options.stats PROPERTIES
+  ENVIRONMENT "AXMALLOC_STATS=1" ENVIRONMENT_MODIFICATION "AXMALLOC_VERBOSE=unset:"
+  # this process's own at-exit report, after main returned
+  PASS_REGULAR_EXPRESSION "t_options stats: OK\n(.*\n)?axmalloc stats:"
+  FAIL_REGULAR_EXPRESSION "CHECK failed")
+add_test(NAME t_options.verbose COMMAND t_options verbose)
+set_tests_properties(t_options.verbose PROPERTIES
+  ENVIRONMENT "AXMALLOC_VERBOSE=1" ENVIRONMENT_MODIFICATION "AXMALLOC_STATS=unset:"
+  # PASS_REGULAR_EXPRESSION ignores the exit code: require the final OK line after a line
+  # starting with "axmalloc:", and fail on any CHECK message
+  PASS_REGULAR_EXPRESSION "(^|\n)axmalloc:[^\n]*\n(.*\n)?t_options: verbose OK"
+  FAIL_REGULAR_EXPRESSION "CHECK failed")

@@ -216,6 +216,7 @@ AXI_HIDDEN void *axi_os_remap_aligned(void *p, size_t old_size, size_t new_size)
 AXI_HIDDEN uint64_t axi_now_ms(void);
 AXI_HIDDEN uint64_t axi_random(void);
 AXI_HIDDEN void axi_write(const char *fmt, ...);
+AXI_HIDDEN void axi_write_to_saved_stderr(void);
 AXI_HIDDEN __attribute__((noreturn)) void axi_fatal(const char *fmt, ...);
 
 /* a spin lock for the rare global lists: never slept on, only try-locked or held briefly */

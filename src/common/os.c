@@ -19,7 +19,8 @@
 
 ax_options_t axi_options = {.purge_delay_ms = 10};
 size_t axi_os_page = 4096;
-static int out_fd = 2; /* stderr, or a private copy of it when statistics are wanted */
+static int out_fd = 2;       /* where axi_write goes */
+static int saved_err_fd = -1; /* a private copy of stderr, for the report at exit */
 
 /* ---- process init ------------------------------------------------------------------ */
 
@@ -44,9 +45,7 @@ void axi_init_process(void) {
   axi_options.purge_delay_ms = env_u64("AXMALLOC_PURGE_DELAY_MS", 10);
   if (axi_options.stats) {
     /* programs such as coreutils close stderr in an atexit handler, before our report */
-    int fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
-    if (fd >= 0)
-      out_fd = fd;
+    saved_err_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
   }
   ax_arch_cpu_detect();
   if (axi_options.verbose)
@@ -212,6 +211,12 @@ static void vwrite(const char *fmt, va_list ap) {
   ssize_t w = write(out_fd, buf, (size_t)(o - buf));
   (void)w;
   errno = saved;
+}
+
+/* The statistics report at exit goes to the copy of stderr taken at init. */
+void axi_write_to_saved_stderr(void) {
+  if (saved_err_fd >= 0)
+    out_fd = saved_err_fd;
 }
 
 void axi_write(const char *fmt, ...) {

@@ -106,6 +106,8 @@ void ax_stats_print(void) {
 }
 
 __attribute__((destructor)) static void stats_at_exit(void) {
-  if (axi_options.stats)
+  if (axi_options.stats) {
+    axi_write_to_saved_stderr();
     ax_stats_print();
+  }
 }
