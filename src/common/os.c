@@ -213,10 +213,13 @@ static void vwrite(const char *fmt, va_list ap) {
   errno = saved;
 }
 
-/* The statistics report at exit goes to the copy of stderr taken at init. */
+/* The statistics report at exit goes to stderr, or, when the program has closed it (as
+ * coreutils do in an atexit handler), to the copy taken at init. */
 void axi_write_to_saved_stderr(void) {
-  if (saved_err_fd >= 0)
+  int saved = errno;
+  if (fcntl(2, F_GETFD) < 0 && saved_err_fd >= 0)
     out_fd = saved_err_fd;
+  errno = saved;
 }
 
 void axi_write(const char *fmt, ...) {
