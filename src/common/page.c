@@ -324,9 +324,12 @@ void axi_free_slow(ax_page_t *page, ax_block_t *b) {
     page_unfull(heap, page);
   if (page->used != 0)
     return;
+  /* The last page of a small or medium class stays, so that a malloc/free loop does not
+   * thrash. A large page (one per segment, blocks of 128 KiB to 1 MiB) goes at once: kept,
+   * it pinned its dirty blocks (wl_bitset: 1.8 MB for a bitset regrown by doubling). */
   ax_pageq_t *q = &heap->queue[page->cls];
-  if (q->first == page && !page->next)
-    return; /* the last page of its class stays, so a malloc/free loop does not thrash */
+  if (q->first == page && !page->next && axi_class_kind(page->cls) != AX_KIND_LARGE)
+    return;
   queue_remove(heap, page);
   axi_page_count_mallocs(heap, page);
   axi_segment_page_retire(heap, page);
