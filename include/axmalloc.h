@@ -45,6 +45,9 @@ typedef struct ax_stats {
                                   * per refill of a page's free list, so exact up to the
                                   * blocks still waiting on free lists */
   uint64_t huge_allocs;          /* blocks > 1 MiB, each in its own mapping */
+  uint64_t in_use;               /* bytes of pages and huge blocks holding live blocks
+                                  * (page granularity: an upper bound of live bytes) */
+  uint64_t in_use_peak;          /* peak of in_use */
   uint64_t os_reserved;          /* bytes currently mapped from the OS */
   uint64_t os_reserved_peak;     /* peak of os_reserved */
   uint64_t os_committed;         /* bytes mapped and not purged (upper bound of RSS) */

@@ -123,6 +123,7 @@ void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
   if (!fresh)
     ax_arch_fetch_add_relaxed(&axi_stats.huge_cache_hits, 1);
   heap->stats.huge_allocs++;
+  axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak, (intptr_t)seg->map_size);
   void *p = huge_setup(seg, off);
   if (zero && !fresh)
     memset(p, 0, size); /* a fresh mapping is zero: calloc touches none of its pages */
@@ -131,6 +132,7 @@ void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
 
 void axi_huge_free(ax_segment_t *seg) {
   seg->pages[0].in_use = 0; /* a second free of it is now an invalid pointer */
+  axi_stat_add(&axi_stats.in_use, NULL, -(intptr_t)seg->map_size);
   if (!cache_put(seg))
     axi_segment_unmap(seg);
 }
@@ -154,6 +156,7 @@ void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size) {
   }
   moved->map_size = need;
   moved->pages[0].area = (uintptr_t)moved + off;
+  axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak, (intptr_t)need - (intptr_t)old);
   axi_stat_add(&axi_stats.os_reserved, &axi_stats.os_reserved_peak, (intptr_t)need - (intptr_t)old);
   axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak,
                (intptr_t)need - (intptr_t)old);

@@ -271,6 +271,7 @@ AXI_HIDDEN void axi_huge_fork_release(void);
 
 /* stats.c: process-wide counters, touched only on slow paths */
 typedef struct ax_global_stats {
+  ax_atomic_word in_use, in_use_peak;
   ax_atomic_word os_reserved, os_reserved_peak, os_committed, os_committed_peak, os_purged;
   ax_atomic_word mmap_calls, munmap_calls, madvise_calls, mremap_calls;
   ax_atomic_word segments_live, segments_abandoned, segments_reclaimed;

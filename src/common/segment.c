@@ -231,6 +231,8 @@ ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind) {
   ax_page_t *page = &seg->pages[i];
   memset(page, 0, sizeof *page);
   page->in_use = 1;
+  axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak,
+               (intptr_t)(page_end(seg, i) - page_start(seg, i)));
   page->area = page_start(seg, i);
   page->area_size = (uint32_t)(page_end(seg, i) - page->area);
   page->is_zero = !(seg->dirty_mask & bit);
@@ -257,6 +259,7 @@ void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page) {
   unsigned i = (unsigned)(page - seg->pages);
   uint64_t bit = (uint64_t)1 << i;
   page->in_use = 0;
+  axi_stat_add(&axi_stats.in_use, NULL, -(intptr_t)(page_end(seg, i) - page_start(seg, i)));
   page->area_size = 0; /* free() of a stale pointer into it now reports it */
   page->free = page->local_free = NULL;
   page->retired_ms = axi_now_ms();

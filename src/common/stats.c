@@ -49,6 +49,8 @@ void ax_stats_get(ax_stats_t *out) {
     add_own(self, self->full.first);
   }
 #define G(x) ax_arch_load_relaxed(&axi_stats.x)
+  out->in_use = G(in_use);
+  out->in_use_peak = G(in_use_peak);
   out->os_reserved = G(os_reserved);
   out->os_reserved_peak = G(os_reserved_peak);
   out->os_committed = G(os_committed);
@@ -84,6 +86,7 @@ void ax_stats_print(void) {
   axi_write("axmalloc stats:\n"
             "  mallocs            %llu\n"
             "  huge allocs        %llu (cache hits %llu)\n"
+            "  in use (pages)     %llu B (peak %llu B)\n"
             "  os reserved        %llu B (peak %llu B)\n"
             "  os committed       %llu B (peak %llu B)\n"
             "  os purged          %llu B\n"
@@ -91,7 +94,8 @@ void ax_stats_print(void) {
             "  segments           live %llu, abandoned %llu, reclaimed %llu\n"
             "  thread heaps live  %llu\n",
             (unsigned long long)s.mallocs, (unsigned long long)s.huge_allocs,
-            (unsigned long long)s.huge_cache_hits, (unsigned long long)s.os_reserved,
+            (unsigned long long)s.huge_cache_hits, (unsigned long long)s.in_use,
+            (unsigned long long)s.in_use_peak, (unsigned long long)s.os_reserved,
             (unsigned long long)s.os_reserved_peak, (unsigned long long)s.os_committed,
             (unsigned long long)s.os_committed_peak, (unsigned long long)s.os_purged,
             (unsigned long long)s.os_mmap_calls, (unsigned long long)s.os_munmap_calls,
