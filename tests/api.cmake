@@ -11,10 +11,6 @@ ax_test(t_stats SOURCES t_stats.c)     # ax_stats_get counters
 ax_test(t_trim SOURCES t_trim.c)       # malloc_trim(0) makes RSS fall
 ax_test(t_options SOURCES t_options.c) # stats printer; a quiet process prints nothing
 
-# The checked build catches every double free still on a page's free lists (DESIGN §5).
-add_test(NAME t_badfree.checked COMMAND t_badfree)
-set_tests_properties(t_badfree.checked PROPERTIES ENVIRONMENT "AXMALLOC_CHECK=1")
-
 # Options are read once at start-up, so each gets its own run. Variants use the target name
 # as COMMAND so that a cross build prepends the emulator.
 set_tests_properties(t_options PROPERTIES

@@ -1,0 +1,116 @@
+/* Shared helpers for the tests/t_*.c programs: one assertion macro and a few utilities.
+ * A failed CHECK prints file:line and the expression to stderr and exits 1. */
+#ifndef AX_TESTUTIL_H
+#define AX_TESTUTIL_H
+
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <axmalloc.h>
+
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                     \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+/* CHECK with a printf-style explanation (values that make a failure readable). */
+#define CHECKF(cond, ...)                                                                          \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);                     \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fputc('\n', stderr);                                                                         \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+/* Prove that malloc & co. are axmalloc's: ax_usable_size knows a malloc'd block and agrees
+ * with malloc_usable_size, and the block shows in this thread's exact class_live count.
+ * Call first in every test. */
+static inline void check_axmalloc_active(void) {
+  static ax_stats_t before, after; /* large; keep them off the stack */
+  unsigned c = 1;
+  while (ax_class_size(c) && ax_class_size(c) < 100)
+    c++;
+  CHECKF(ax_class_size(c) >= 100, "ax_class_size() gives no class for 100 bytes");
+  ax_stats_get(&before);
+  void *p = malloc(100);
+  ax_stats_get(&after);
+  CHECK(p != NULL);
+  CHECKF(after.class_live[c] == before.class_live[c] + 1,
+         "malloc() is not axmalloc (class_live[%u] %llu -> %llu)", c,
+         (unsigned long long)before.class_live[c], (unsigned long long)after.class_live[c]);
+  CHECK(ax_usable_size(p) >= 100);
+  CHECK(malloc_usable_size(p) == ax_usable_size(p));
+  free(p);
+}
+
+/* Work scale factor in (0, 1]: AX_TEST_SCALE=0.1 (e.g. under qemu) does a tenth of the
+ * work. scaled(n) never returns less than 1. */
+static inline size_t scaled(size_t n) {
+  const char *s = getenv("AX_TEST_SCALE");
+  double f = s ? atof(s) : 1.0;
+  if (!(f > 0.0) || f > 1.0)
+    f = 1.0;
+  size_t r = (size_t)((double)n * f);
+  return r ? r : 1;
+}
+
+/* Small deterministic PRNG (xorshift64*). */
+static inline uint64_t rnd_next(uint64_t *s) {
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/* Byte pattern: byte i of a region tagged `seed`. Position based, so a block's prefix keeps
+ * its pattern when it moves (realloc). */
+static inline uint8_t pat_byte(size_t i, uint32_t seed) {
+  uint32_t x = (uint32_t)i; /* 32-bit lanes: fill and check vectorise well */
+  return (uint8_t)(x + (x >> 8) * 31u + (x >> 16) * 17u + (x >> 24) * 13u + seed * 131u + 7u);
+}
+static inline void pat_fill(void *p, size_t from, size_t to, uint32_t seed) {
+  uint8_t *b = (uint8_t *)p;
+  for (size_t i = from; i < to; i++)
+    b[i] = pat_byte(i, seed);
+}
+/* Returns the index of the first mismatch in [from, to), or (size_t)-1 when all match. */
+static inline size_t pat_find_bad(const void *p, size_t from, size_t to, uint32_t seed) {
+  const uint8_t *b = (const uint8_t *)p;
+  for (size_t c = from; c < to; c += 4096) { /* branch-free chunks vectorise */
+    size_t e = to - c < 4096 ? to : c + 4096;
+    uint8_t diff = 0;
+    for (size_t i = c; i < e; i++)
+      diff |= (uint8_t)(b[i] ^ pat_byte(i, seed));
+    if (diff)
+      for (size_t i = c; i < e; i++)
+        if (b[i] != pat_byte(i, seed))
+          return i;
+  }
+  return (size_t)-1;
+}
+#define PAT_OK ((size_t)-1)
+
+/* True when the n bytes at p are all zero. */
+static inline int all_zero(const void *p, size_t n) {
+  const uint8_t *b = (const uint8_t *)p;
+  size_t i = 0;
+  for (; i < n && ((uintptr_t)(b + i) & 7); i++)
+    if (b[i])
+      return 0;
+  for (; i + 8 <= n; i += 8)
+    if (*(const uint64_t *)(const void *)(b + i))
+      return 0;
+  for (; i < n; i++)
+    if (b[i])
+      return 0;
+  return 1;
+}
+
+#endif
