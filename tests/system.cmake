@@ -121,6 +121,13 @@ set_target_properties(t_static_cxx PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUI
 add_test(NAME t_static_cxx COMMAND t_static_cxx)
 set_tests_properties(t_static_cxx PROPERTIES LABELS "system;static")
 ax_sys_stats_test(t_static_cxx_stats t_static_cxx)
+# ... and the same program linked with the relocatable axmalloc.o (README's C++ recipe).
+ax_sys_static(t_static_cxx_o SOURCES t_static_cxx.cc LIBS ${AX_RELOC_OBJECT}
+              DEPENDS axmalloc_reloc)
+set_target_properties(t_static_cxx_o PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                      LINK_DEPENDS ${AX_RELOC_OBJECT})
+add_test(NAME t_static_cxx_o COMMAND t_static_cxx_o)
+set_tests_properties(t_static_cxx_o PROPERTIES LABELS "system;static")
 
 # A program that never calls malloc itself, three ways of linking axmalloc in:
 # 1. the relocatable axmalloc.o (the shipped answer to this case),
