@@ -68,6 +68,18 @@ typedef struct ax_stats {
 } ax_stats_t;
 
 void ax_stats_get(ax_stats_t *out);
+
+/* What the allocator chose at init, so that tests can prove which path runs. */
+typedef struct ax_info {
+  const char *arch;         /* "x86_64" or "aarch64" */
+  const char *atomics;      /* "x86-lock", "lse" (ARMv8.1 CAS/SWP/LDADD) or "llsc" (LDAXR/STLXR) */
+  const char *bulk_zero;    /* the kernel calloc zeroes with ("libc" = memset) */
+  const char *bulk_copy;    /* the kernel realloc copies with ("libc" = memcpy) */
+  const char *cpu_features; /* what CPU detection found */
+  int single_threaded;      /* 1 while the atomics' plain single-threaded twins are in use */
+  size_t page_size;         /* the OS page size the allocator works with */
+} ax_info_t;
+void ax_info(ax_info_t *out);
 /* Print statistics to stderr (also done at exit with AXMALLOC_STATS=1). */
 void ax_stats_print(void);
 /* Size of the blocks of class c (0 when c is out of range). */

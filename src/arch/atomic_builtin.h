@@ -49,4 +49,36 @@ static inline uintptr_t ax_arch_fetch_or_acq_rel(ax_atomic_word *p, uintptr_t v)
   return __atomic_fetch_or(p, v, __ATOMIC_ACQ_REL);
 }
 
+/* ---- single-threaded twins: plain loads and stores, no read-modify-write instruction -- */
+
+static inline bool ax_arch_cas_local(ax_atomic_word *p, uintptr_t *expected, uintptr_t v) {
+  uintptr_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+  if (cur != *expected) {
+    *expected = cur;
+    return false;
+  }
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+  return true;
+}
+static inline uintptr_t ax_arch_xchg_local(ax_atomic_word *p, uintptr_t v) {
+  uintptr_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+  return old;
+}
+static inline uintptr_t ax_arch_fetch_add_local(ax_atomic_word *p, uintptr_t v) {
+  uintptr_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  __atomic_store_n(p, old + v, __ATOMIC_RELAXED);
+  return old;
+}
+static inline uintptr_t ax_arch_fetch_and_local(ax_atomic_word *p, uintptr_t v) {
+  uintptr_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  __atomic_store_n(p, old & v, __ATOMIC_RELAXED);
+  return old;
+}
+static inline uintptr_t ax_arch_fetch_or_local(ax_atomic_word *p, uintptr_t v) {
+  uintptr_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  __atomic_store_n(p, old | v, __ATOMIC_RELAXED);
+  return old;
+}
+
 #endif

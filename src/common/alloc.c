@@ -87,7 +87,7 @@ static inline void free_block(const char *fn, void *p) {
   if (ax_unlikely(off >= page->area_size || off * page->div_magic >= page->div_magic))
     return free_irregular(fn, seg, page, p);
   ax_block_t *b = p;
-  if (ax_likely(ax_arch_load_relaxed(&seg->owner) == ax_arch_thread_id())) {
+  if (ax_likely(ax_atomic_load_relaxed(&seg->owner) == ax_arch_thread_id())) {
     uintptr_t link = (uintptr_t)axi_decode(page, b->next_enc);
     if (ax_unlikely(link - page->area < page->area_size || link == 0))
       return free_local_suspect(page, b);

@@ -72,7 +72,7 @@ static void heap_done(void *arg) {
   axi_segment_abandon_all(heap);
   axi_stats_merge_heap(heap);
   __atomic_store_n(&heap->active, 0, __ATOMIC_RELAXED);
-  ax_arch_fetch_add_relaxed(&axi_stats.heaps_live, (uintptr_t)-1);
+  ax_atomic_fetch_add_relaxed(&axi_stats.heaps_live, (uintptr_t)-1);
   if (axi_tls_heap == heap)
     axi_tls_heap = &axi_heap_empty;
   heap_free(heap);
@@ -92,17 +92,22 @@ static void fork_release(void) {
   axi_unlock(&pool_lock);
 }
 
+static void fork_child(void) {
+  axi_forked = true; /* our thread_free lists may hold what the parent's threads pushed */
+  fork_release();
+}
+
 /* ---- process and thread init ---------------------------------------------------------- */
 
 static ax_atomic_word init_state; /* 0: not yet, 1: in progress, 2: done */
 
 static void init_once(void) {
   uintptr_t expect = 0;
-  if (ax_arch_cas_acq_rel(&init_state, &expect, 1)) {
+  if (ax_atomic_cas_acq_rel(&init_state, &expect, 1)) {
     axi_init_process();
-    ax_arch_store_release(&init_state, 2);
+    ax_atomic_store_release(&init_state, 2);
   }
-  while (ax_arch_load_acquire(&init_state) != 2)
+  while (ax_atomic_load_acquire(&init_state) != 2)
     ax_arch_pause();
 }
 
@@ -110,7 +115,7 @@ static void init_once(void) {
  * when the OS has no memory for it. May run before main and inside dlsym. */
 ax_heap_t *axi_heap_init_thread(void) {
   static ax_atomic_word hooks_state;
-  if (ax_arch_load_acquire(&init_state) != 2)
+  if (ax_atomic_load_acquire(&init_state) != 2)
     init_once();
   ax_heap_t *heap = heap_alloc();
   if (!heap)
@@ -120,16 +125,16 @@ ax_heap_t *axi_heap_init_thread(void) {
     heap->direct[i] = &axi_page_empty;
   heap->tid = ax_arch_thread_id();
   __atomic_store_n(&heap->active, 1, __ATOMIC_RELAXED);
-  ax_arch_fetch_add_relaxed(&axi_stats.heaps_live, 1);
+  ax_atomic_fetch_add_relaxed(&axi_stats.heaps_live, 1);
   axi_tls_heap = heap; /* before anything below can call malloc again */
 
   uintptr_t expect = 0;
-  if (ax_arch_cas_acq_rel(&hooks_state, &expect, 1)) {
+  if (ax_atomic_cas_acq_rel(&hooks_state, &expect, 1)) {
     pthread_key_create(&heap_key, heap_done);
-    pthread_atfork(fork_prepare, fork_release, fork_release);
-    ax_arch_store_release(&hooks_state, 2);
+    pthread_atfork(fork_prepare, fork_release, fork_child);
+    ax_atomic_store_release(&hooks_state, 2);
   }
-  while (ax_arch_load_acquire(&hooks_state) != 2)
+  while (ax_atomic_load_acquire(&hooks_state) != 2)
     ax_arch_pause();
   pthread_setspecific(heap_key, heap);
   return heap;

@@ -27,7 +27,7 @@ static size_t page_round(size_t n) { return (n + axi_os_page - 1) & ~(axi_os_pag
 /* Best fit among cached mappings that hold `need` bytes and are at most twice as big. */
 static ax_segment_t *cache_take(size_t need) {
   ax_segment_t *best = NULL, **best_at = NULL;
-  if (!ax_arch_load_relaxed((ax_atomic_word *)&cache_first) || !axi_trylock(&cache_lock))
+  if (!ax_atomic_load_relaxed((ax_atomic_word *)&cache_first) || !axi_trylock(&cache_lock))
     return NULL;
   for (ax_segment_t **at = &cache_first; *at; at = &(*at)->next) {
     size_t sz = (*at)->map_size;
@@ -65,7 +65,7 @@ static bool cache_put(ax_segment_t *seg) {
 void axi_huge_cache_trim(bool force) {
   uint64_t now = axi_now_ms();
   ax_segment_t *drop = NULL;
-  if (!ax_arch_load_relaxed((ax_atomic_word *)&cache_first))
+  if (!ax_atomic_load_relaxed((ax_atomic_word *)&cache_first))
     return;
   if (force)
     axi_lock(&cache_lock);
@@ -121,7 +121,7 @@ void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
     return NULL;
   }
   if (!fresh)
-    ax_arch_fetch_add_relaxed(&axi_stats.huge_cache_hits, 1);
+    ax_atomic_fetch_add_relaxed(&axi_stats.huge_cache_hits, 1);
   heap->stats.huge_allocs++;
   axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak, (intptr_t)seg->map_size);
   void *p = huge_setup(seg, off);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "arch.h"
+#include "atomic.h"
 #include "axmalloc.h"
 
 #define AXI_HIDDEN __attribute__((visibility("hidden")))
@@ -186,7 +187,7 @@ static inline bool axi_segmap_has(uintptr_t seg) {
   if (ax_unlikely(i >= AX_MAP_BITS))
     return false;
   const unsigned w = 8 * sizeof(uintptr_t);
-  return (ax_arch_load_relaxed(&axi_segmap[i / w]) >> (i % w)) & 1;
+  return (ax_atomic_load_relaxed(&axi_segmap[i / w]) >> (i % w)) & 1;
 }
 
 static inline ax_segment_t *axi_segment_of(const void *p) {
@@ -225,13 +226,13 @@ typedef struct ax_lock {
 } ax_lock_t;
 static inline bool axi_trylock(ax_lock_t *l) {
   uintptr_t expect = 0;
-  return ax_arch_load_relaxed(&l->word) == 0 && ax_arch_cas_acq_rel(&l->word, &expect, 1);
+  return ax_atomic_load_relaxed(&l->word) == 0 && ax_atomic_cas_acq_rel(&l->word, &expect, 1);
 }
 static inline void axi_lock(ax_lock_t *l) {
   while (!axi_trylock(l))
     ax_arch_pause();
 }
-static inline void axi_unlock(ax_lock_t *l) { ax_arch_store_release(&l->word, 0); }
+static inline void axi_unlock(ax_lock_t *l) { ax_atomic_store_release(&l->word, 0); }
 
 /* segment.c */
 AXI_HIDDEN ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind);

@@ -15,9 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bulk.h"
 #include "internal.h"
 
 ax_options_t axi_options = {.purge_delay_ms = 10};
+bool axi_force_mt; /* AXMALLOC_FORCE_MT=1: atomics even while single-threaded */
+bool axi_forked;
 size_t axi_os_page = 4096;
 static int out_fd = 2;       /* where axi_write goes */
 static int saved_err_fd = -1; /* a private copy of stderr, for the report at exit */
@@ -43,16 +46,23 @@ void axi_init_process(void) {
   axi_options.stats = (int)env_u64("AXMALLOC_STATS", 0);
   axi_options.verbose = (int)env_u64("AXMALLOC_VERBOSE", 0);
   axi_options.purge_delay_ms = env_u64("AXMALLOC_PURGE_DELAY_MS", 10);
+  axi_force_mt = env_u64("AXMALLOC_FORCE_MT", 0) != 0;
   if (axi_options.stats) {
     /* programs such as coreutils close stderr in an atexit handler, before our report */
     saved_err_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
   }
   ax_arch_cpu_detect();
+  axi_bulk_init();
   if (axi_options.verbose)
-    axi_write("axmalloc: version %d.%d, arch %s, cpu features: %s, os page %zu B, segment %zu "
-              "KiB, purge delay %zu ms\n",
+    axi_write("axmalloc: version %d.%d, arch %s, cpu features: %s\n"
+              "axmalloc: atomics %s, single-threaded twins %s%s\n"
+              "axmalloc: bulk zero %s, bulk copy %s\n"
+              "axmalloc: os page %zu B, segment %zu KiB, purge delay %zu ms\n",
               AX_VERSION_MAJOR, AX_VERSION_MINOR, AX_ARCH_NAME, ax_arch_cpu_features(),
-              axi_os_page, (size_t)(AX_SEGMENT_SIZE >> 10), (size_t)axi_options.purge_delay_ms);
+              ax_arch_atomics_name(), axi_single_threaded() ? "on" : "off",
+              axi_force_mt ? " (AXMALLOC_FORCE_MT)" : "", axi_bulk_zero_name(),
+              axi_bulk_copy_name(), axi_os_page, (size_t)(AX_SEGMENT_SIZE >> 10),
+              (size_t)axi_options.purge_delay_ms);
   errno = saved;
 }
 
@@ -64,7 +74,7 @@ void *axi_os_map(size_t size) {
   void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                  -1, 0);
   errno = saved;
-  ax_arch_fetch_add_relaxed(&axi_stats.mmap_calls, 1);
+  ax_atomic_fetch_add_relaxed(&axi_stats.mmap_calls, 1);
   return p == MAP_FAILED ? NULL : p;
 }
 
@@ -72,7 +82,7 @@ void axi_os_unmap(void *p, size_t size) {
   int saved = errno;
   munmap(p, size);
   errno = saved;
-  ax_arch_fetch_add_relaxed(&axi_stats.munmap_calls, 1);
+  ax_atomic_fetch_add_relaxed(&axi_stats.munmap_calls, 1);
 }
 
 /* post: size bytes (a multiple of AX_SEGMENT_SIZE or of the OS page) starting at an
@@ -101,7 +111,7 @@ void *axi_os_map_aligned(size_t size) {
 void *axi_os_remap_aligned(void *p, size_t old_size, size_t new_size) {
   int saved = errno;
   void *q = mremap(p, old_size, new_size, 0);
-  ax_arch_fetch_add_relaxed(&axi_stats.mremap_calls, 1);
+  ax_atomic_fetch_add_relaxed(&axi_stats.mremap_calls, 1);
   if (q != MAP_FAILED) {
     errno = saved;
     return q;
@@ -109,7 +119,7 @@ void *axi_os_remap_aligned(void *p, size_t old_size, size_t new_size) {
   void *target = axi_os_map_aligned(new_size);
   if (target) {
     q = mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target);
-    ax_arch_fetch_add_relaxed(&axi_stats.mremap_calls, 1);
+    ax_atomic_fetch_add_relaxed(&axi_stats.mremap_calls, 1);
     if (q == MAP_FAILED) {
       axi_os_unmap(target, new_size);
       q = NULL;
@@ -126,8 +136,8 @@ void axi_os_purge(void *p, size_t size) {
   int saved = errno;
   madvise(p, size, MADV_DONTNEED);
   errno = saved;
-  ax_arch_fetch_add_relaxed(&axi_stats.madvise_calls, 1);
-  ax_arch_fetch_add_relaxed(&axi_stats.os_purged, size);
+  ax_atomic_fetch_add_relaxed(&axi_stats.madvise_calls, 1);
+  ax_atomic_fetch_add_relaxed(&axi_stats.os_purged, size);
   axi_stat_add(&axi_stats.os_committed, NULL, -(intptr_t)size);
 }
 
@@ -145,7 +155,7 @@ uint64_t axi_now_ms(void) {
  * keys, which only need to be unlikely in user data. */
 uint64_t axi_random(void) {
   static ax_atomic_word state;
-  uintptr_t s = ax_arch_load_relaxed(&state);
+  uintptr_t s = ax_atomic_load_relaxed(&state);
   if (s == 0) {
     const uint64_t *r = (const uint64_t *)getauxval(AT_RANDOM);
     s = r ? (r[0] ^ r[1]) : 0x9e3779b97f4a7c15u;
@@ -154,7 +164,7 @@ uint64_t axi_random(void) {
   s ^= s << 13;
   s ^= s >> 7;
   s ^= s << 17;
-  ax_arch_store_relaxed(&state, s); /* a lost update only repeats a key */
+  ax_atomic_store_relaxed(&state, s); /* a lost update only repeats a key */
   return s * 0x2545F4914F6CDD1Du;
 }
 

@@ -27,8 +27,8 @@ AX_EXPORT void *pvalloc(size_t n) {
 /* Purge all that can be purged now: this thread's empty pages, abandoned segments that
  * turn out empty, and both caches. post: 1 when memory went back to the OS. */
 int ax_trim(size_t pad) {
-  uint64_t before = ax_arch_load_relaxed(&axi_stats.os_purged) +
-                    ax_arch_load_relaxed(&axi_stats.munmap_calls);
+  uint64_t before = ax_atomic_load_relaxed(&axi_stats.os_purged) +
+                    ax_atomic_load_relaxed(&axi_stats.munmap_calls);
   ax_heap_t *heap = axi_tls_heap;
   if (heap != &axi_heap_empty) {
     for (int i = 0; i < 64 && axi_segment_reclaim(heap); i++)
@@ -38,8 +38,8 @@ int ax_trim(size_t pad) {
   }
   axi_segment_cache_trim(true);
   axi_huge_cache_trim(true);
-  return ax_arch_load_relaxed(&axi_stats.os_purged) +
-             ax_arch_load_relaxed(&axi_stats.munmap_calls) != before;
+  return ax_atomic_load_relaxed(&axi_stats.os_purged) +
+             ax_atomic_load_relaxed(&axi_stats.munmap_calls) != before;
 }
 
 AX_EXPORT int malloc_trim(size_t pad) { return ax_trim(pad); }

@@ -116,8 +116,10 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
       page->is_zero = 0;
     }
   }
-  if (ax_arch_load_relaxed(&page->thread_free) & ~AX_TF_FULL) {
-    ax_block_t *head = (ax_block_t *)ax_arch_xchg_acquire(&page->thread_free, 0), *tail = head;
+  /* While the process is single-threaded nobody can have pushed: not even a load. */
+  if (!axi_remote_frees_impossible() &&
+      (ax_atomic_load_relaxed(&page->thread_free) & ~AX_TF_FULL)) {
+    ax_block_t *head = (ax_block_t *)ax_atomic_xchg_acquire(&page->thread_free, 0), *tail = head;
     uint32_t n = 1;
     for (ax_block_t *next; (next = axi_decode(page, tail->next_enc)); tail = next) {
       if (ax_unlikely((uintptr_t)next - page->area >= page->area_size || n > page->reserved))
@@ -158,7 +160,7 @@ static void page_collect_all(ax_heap_t *heap, ax_page_t *page) {
 static void page_to_full(ax_heap_t *heap, ax_page_t *page) {
   queue_remove(heap, page);
   uintptr_t expect = 0;
-  if (!ax_arch_cas_acq_rel(&page->thread_free, &expect, AX_TF_FULL)) {
+  if (!ax_atomic_cas_acq_rel(&page->thread_free, &expect, AX_TF_FULL)) {
     pageq_push_back(&heap->queue[page->cls], page); /* a block just arrived */
     if (heap->queue[page->cls].first == page)
       direct_update(heap, page->cls);
@@ -176,16 +178,16 @@ static void page_unfull(ax_heap_t *heap, ax_page_t *page) {
   pageq_remove(&heap->full, page);
   heap->full_count--;
   page->flags &= (uint8_t)~AX_PAGE_IN_FULL;
-  ax_arch_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
+  ax_atomic_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
   axi_page_queue_push(heap, page);
 }
 
 /* Bring back the full pages that remote frees have touched (AX_TF_FULL cleared). */
 static void revisit_full(ax_heap_t *heap) {
-  ax_arch_xchg_acq_rel(&heap->full_pending, 0);
+  ax_atomic_xchg_acq_rel(&heap->full_pending, 0);
   for (ax_page_t *page = heap->full.first, *next; page; page = next) {
     next = page->next;
-    if (ax_arch_load_relaxed(&page->thread_free) != AX_TF_FULL)
+    if (ax_atomic_load_relaxed(&page->thread_free) != AX_TF_FULL)
       page_unfull(heap, page);
   }
 }
@@ -261,13 +263,13 @@ static ax_page_t *queue_find(ax_heap_t *heap, unsigned c) {
 static ax_page_t *find_page(ax_heap_t *heap, unsigned c) {
   /* A revisit walks the whole full list: do it when enough remote frees have landed in
    * full pages to pay for the walk, and always before taking a fresh page. */
-  uintptr_t pending = ax_arch_load_relaxed(&heap->full_pending);
+  uintptr_t pending = ax_atomic_load_relaxed(&heap->full_pending);
   if (pending && pending * 16 >= heap->full_count)
     revisit_full(heap);
   ax_page_t *page = queue_find(heap, c);
   if (page)
     return page;
-  if (ax_arch_load_relaxed(&heap->full_pending)) {
+  if (ax_atomic_load_relaxed(&heap->full_pending)) {
     revisit_full(heap);
     if ((page = queue_find(heap, c)))
       return page;
@@ -319,7 +321,7 @@ void *axi_malloc_slow(ax_heap_t *heap, size_t size, bool zero) {
  * now empty or it sat in the full list. */
 void axi_free_slow(ax_page_t *page, ax_block_t *b) {
   ax_segment_t *seg = axi_segment_of(page);
-  ax_heap_t *heap = (ax_heap_t *)ax_arch_load_relaxed(&seg->heap);
+  ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
   if (page->flags & AX_PAGE_IN_FULL)
     page_unfull(heap, page);
   if (page->used != 0)
@@ -338,16 +340,16 @@ void axi_free_slow(ax_page_t *page, ax_block_t *b) {
 
 /* One CAS pushes the block on the page's thread_free list; no lock, no sleep. */
 void axi_remote_free(ax_segment_t *seg, ax_page_t *page, ax_block_t *b) {
-  uintptr_t tf = ax_arch_load_relaxed(&page->thread_free);
+  uintptr_t tf = ax_atomic_load_relaxed(&page->thread_free);
   do
     b->next_enc = axi_encode(page, (ax_block_t *)(tf & ~AX_TF_FULL));
-  while (!ax_arch_cas_release(&page->thread_free, &tf, (uintptr_t)b));
+  while (!ax_atomic_cas_release(&page->thread_free, &tf, (uintptr_t)b));
   if (ax_unlikely(tf & AX_TF_FULL)) {
     /* We took the page out of "full": tell its owner. Heaps are never unmapped, so a
      * stale heap pointer costs that heap one needless revisit, nothing more. */
-    ax_heap_t *heap = (ax_heap_t *)ax_arch_load_acquire(&seg->heap);
+    ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_acquire(&seg->heap);
     if (heap)
-      ax_arch_fetch_add_relaxed(&heap->full_pending, 1);
+      ax_atomic_fetch_add_relaxed(&heap->full_pending, 1);
   }
 }
 
@@ -372,7 +374,7 @@ static bool list_has(const ax_page_t *page, const ax_block_t *list, const ax_blo
  * pre: the caller owns the page. Returns when b is not on any list. */
 void axi_check_double_free(ax_page_t *page, ax_block_t *b) {
   const ax_block_t *remote =
-      (const ax_block_t *)(ax_arch_load_acquire(&page->thread_free) & ~AX_TF_FULL);
+      (const ax_block_t *)(ax_atomic_load_acquire(&page->thread_free) & ~AX_TF_FULL);
   if (list_has(page, page->free, b) || list_has(page, page->local_free, b) ||
       list_has(page, remote, b))
     axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
@@ -384,7 +386,7 @@ void axi_check_double_free(ax_page_t *page, ax_block_t *b) {
 void axi_heap_collect_all(ax_heap_t *heap) {
   while (heap->full.first)
     page_unfull(heap, heap->full.first);
-  ax_arch_store_relaxed(&heap->full_pending, 0);
+  ax_atomic_store_relaxed(&heap->full_pending, 0);
   for (unsigned c = 1; c < AX_CLASSES; c++) {
     for (ax_page_t *page = heap->queue[c].first, *next; page; page = next) {
       next = page->next;

@@ -20,9 +20,9 @@ void axi_segmap_set(ax_segment_t *seg, bool on) {
   const unsigned w = 8 * sizeof(uintptr_t);
   uintptr_t i = (uintptr_t)seg >> AX_SEGMENT_SHIFT, bit = (uintptr_t)1 << (i % w);
   if (on)
-    ax_arch_fetch_or_acq_rel(&axi_segmap[i / w], bit);
+    ax_atomic_fetch_or_acq_rel(&axi_segmap[i / w], bit);
   else
-    ax_arch_fetch_and_acq_rel(&axi_segmap[i / w], ~bit);
+    ax_atomic_fetch_and_acq_rel(&axi_segmap[i / w], ~bit);
 }
 
 static unsigned kind_shift(enum ax_kind kind) {
@@ -91,7 +91,7 @@ ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size) {
   seg->kind = (uint8_t)kind;
   axi_stat_add(&axi_stats.os_reserved, &axi_stats.os_reserved_peak, (intptr_t)map_size);
   axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak, (intptr_t)map_size);
-  ax_arch_fetch_add_relaxed(&axi_stats.segments_live, 1);
+  ax_atomic_fetch_add_relaxed(&axi_stats.segments_live, 1);
   axi_segmap_set(seg, true);
   return seg;
 }
@@ -101,7 +101,7 @@ void axi_segment_unmap(ax_segment_t *seg) {
   axi_segmap_set(seg, false);
   axi_stat_add(&axi_stats.os_reserved, NULL, -(intptr_t)seg->map_size);
   axi_stat_add(&axi_stats.os_committed, NULL, -(intptr_t)seg->map_size);
-  ax_arch_fetch_add_relaxed(&axi_stats.segments_live, (uintptr_t)-1);
+  ax_atomic_fetch_add_relaxed(&axi_stats.segments_live, (uintptr_t)-1);
   axi_os_unmap(seg, seg->map_size);
 }
 
@@ -127,7 +127,7 @@ static void cache_put(ax_segment_t *seg) {
 
 static ax_segment_t *cache_take(void) {
   ax_segment_t *seg = NULL;
-  if (ax_arch_load_relaxed((ax_atomic_word *)&cache_first) && axi_trylock(&cache_lock)) {
+  if (ax_atomic_load_relaxed((ax_atomic_word *)&cache_first) && axi_trylock(&cache_lock)) {
     seg = cache_first;
     if (seg) {
       cache_first = seg->next;
@@ -142,7 +142,7 @@ static ax_segment_t *cache_take(void) {
 void axi_segment_cache_trim(bool force) {
   uint64_t now = axi_now_ms();
   ax_segment_t *drop = NULL;
-  if (!ax_arch_load_relaxed((ax_atomic_word *)&cache_first))
+  if (!ax_atomic_load_relaxed((ax_atomic_word *)&cache_first))
     return;
   if (force)
     axi_lock(&cache_lock);
@@ -206,8 +206,8 @@ static ax_segment_t *segment_alloc(ax_heap_t *heap, enum ax_kind kind) {
   seg->dirty_mask = dirty;
   memset(seg->pages, 0, n * sizeof(ax_page_t));
   seg->abandoned_next = NULL;
-  ax_arch_store_relaxed(&seg->heap, (uintptr_t)heap);
-  ax_arch_store_relaxed(&seg->owner, heap->tid);
+  ax_atomic_store_relaxed(&seg->heap, (uintptr_t)heap);
+  ax_atomic_store_relaxed(&seg->owner, heap->tid);
   segq_push(&heap->segs[kind], seg);
   return seg;
 }
@@ -247,8 +247,8 @@ ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind) {
 
 static void segment_release(ax_heap_t *heap, ax_segment_t *seg) {
   segq_remove(&heap->segs[seg->kind], seg);
-  ax_arch_store_relaxed(&seg->owner, 0);
-  ax_arch_store_relaxed(&seg->heap, 0);
+  ax_atomic_store_relaxed(&seg->owner, 0);
+  ax_atomic_store_relaxed(&seg->heap, 0);
   cache_put(seg);
 }
 
@@ -319,13 +319,13 @@ static ax_lock_t abandoned_pop;
 static void abandon(ax_segment_t *seg) {
   for (unsigned i = 0; i < seg->npages; i++)
     seg->pages[i].next = seg->pages[i].prev = NULL;
-  ax_arch_store_relaxed(&seg->owner, 0);
-  ax_arch_store_relaxed(&seg->heap, 0);
-  uintptr_t head = ax_arch_load_relaxed(&abandoned);
+  ax_atomic_store_relaxed(&seg->owner, 0);
+  ax_atomic_store_relaxed(&seg->heap, 0);
+  uintptr_t head = ax_atomic_load_relaxed(&abandoned);
   do
     seg->abandoned_next = (ax_segment_t *)head;
-  while (!ax_arch_cas_release(&abandoned, &head, (uintptr_t)seg));
-  ax_arch_fetch_add_relaxed(&axi_stats.segments_abandoned, 1);
+  while (!ax_atomic_cas_release(&abandoned, &head, (uintptr_t)seg));
+  ax_atomic_fetch_add_relaxed(&axi_stats.segments_abandoned, 1);
 }
 
 /* pre: the heap's pages are collected and its empty pages retired (thread exit). */
@@ -347,20 +347,20 @@ void axi_segment_abandon_all(ax_heap_t *heap) {
  * Its pages with free blocks join heap's queues; empty pages are retired.
  * post: true when a segment was taken (the caller should look at its queues again). */
 bool axi_segment_reclaim(ax_heap_t *heap) {
-  if (!ax_arch_load_relaxed(&abandoned) || !axi_trylock(&abandoned_pop))
+  if (!ax_atomic_load_relaxed(&abandoned) || !axi_trylock(&abandoned_pop))
     return false;
-  uintptr_t head = ax_arch_load_acquire(&abandoned);
+  uintptr_t head = ax_atomic_load_acquire(&abandoned);
   /* only one popper: head stays in the list until our CAS, so its link is stable */
-  while (head && !ax_arch_cas_acq_rel(&abandoned, &head,
+  while (head && !ax_atomic_cas_acq_rel(&abandoned, &head,
                                       (uintptr_t)((ax_segment_t *)head)->abandoned_next))
     ;
   axi_unlock(&abandoned_pop);
   ax_segment_t *seg = (ax_segment_t *)head;
   if (!seg)
     return false;
-  ax_arch_fetch_add_relaxed(&axi_stats.segments_reclaimed, 1);
-  ax_arch_store_relaxed(&seg->heap, (uintptr_t)heap);
-  ax_arch_store_relaxed(&seg->owner, heap->tid);
+  ax_atomic_fetch_add_relaxed(&axi_stats.segments_reclaimed, 1);
+  ax_atomic_store_relaxed(&seg->heap, (uintptr_t)heap);
+  ax_atomic_store_relaxed(&seg->owner, heap->tid);
   segq_push(seg->free_mask ? &heap->segs[seg->kind] : &heap->segs_full, seg);
   unsigned live = seg->used_pages;
   for (unsigned i = 0; i < seg->npages && live; i++) {
@@ -369,7 +369,7 @@ bool axi_segment_reclaim(ax_heap_t *heap) {
       continue;
     live--;
     page->flags = 0;
-    ax_arch_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
+    ax_atomic_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
     axi_page_collect(heap, page);
     if (page->used == 0) {
       bool last = seg->used_pages == 1;

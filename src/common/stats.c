@@ -2,24 +2,25 @@
  * in when a thread exits, and a report that needs no stdio (AXMALLOC_STATS=1 at exit). */
 #include <string.h>
 
+#include "bulk.h"
 #include "internal.h"
 
 ax_global_stats_t axi_stats;
 
 /* counter += delta; peak = max(peak, counter) when peak is given. */
 void axi_stat_add(ax_atomic_word *counter, ax_atomic_word *peak, intptr_t delta) {
-  uintptr_t now = ax_arch_fetch_add_relaxed(counter, (uintptr_t)delta) + (uintptr_t)delta;
+  uintptr_t now = ax_atomic_fetch_add_relaxed(counter, (uintptr_t)delta) + (uintptr_t)delta;
   if (!peak)
     return;
-  uintptr_t seen = ax_arch_load_relaxed(peak);
-  while ((intptr_t)now > (intptr_t)seen && !ax_arch_cas_acq_rel(peak, &seen, now))
+  uintptr_t seen = ax_atomic_load_relaxed(peak);
+  while ((intptr_t)now > (intptr_t)seen && !ax_atomic_cas_acq_rel(peak, &seen, now))
     ;
 }
 
 void axi_stats_merge_heap(ax_heap_t *heap) {
   for (unsigned c = 0; c < AX_CLASSES; c++)
-    ax_arch_fetch_add_relaxed(&axi_stats.class_mallocs[c], heap->stats.class_mallocs[c]);
-  ax_arch_fetch_add_relaxed(&axi_stats.huge_allocs, heap->stats.huge_allocs);
+    ax_atomic_fetch_add_relaxed(&axi_stats.class_mallocs[c], heap->stats.class_mallocs[c]);
+  ax_atomic_fetch_add_relaxed(&axi_stats.huge_allocs, heap->stats.huge_allocs);
   memset(&heap->stats, 0, sizeof heap->stats);
 }
 
@@ -48,7 +49,7 @@ void ax_stats_get(ax_stats_t *out) {
       add_own(self, self->queue[c].first);
     add_own(self, self->full.first);
   }
-#define G(x) ax_arch_load_relaxed(&axi_stats.x)
+#define G(x) ax_atomic_load_relaxed(&axi_stats.x)
   out->in_use = G(in_use);
   out->in_use_peak = G(in_use_peak);
   out->os_reserved = G(os_reserved);
@@ -114,4 +115,14 @@ __attribute__((destructor)) static void stats_at_exit(void) {
     axi_write_to_saved_stderr();
     ax_stats_print();
   }
+}
+
+void ax_info(ax_info_t *out) {
+  out->arch = AX_ARCH_NAME;
+  out->atomics = ax_arch_atomics_name();
+  out->bulk_zero = axi_bulk_zero_name();
+  out->bulk_copy = axi_bulk_copy_name();
+  out->cpu_features = ax_arch_cpu_features();
+  out->single_threaded = axi_single_threaded();
+  out->page_size = axi_os_page;
 }

@@ -17,6 +17,9 @@ static inline uintptr_t ax_arch_thread_id(void) {
   return tid;
 }
 
+/* The atomic instructions in use (for ax_info and AXMALLOC_VERBOSE). */
+static inline const char *ax_arch_atomics_name(void) { return "x86-lock"; }
+
 /* Spin-wait hint. */
 static inline void ax_arch_pause(void) { __builtin_ia32_pause(); }
 
