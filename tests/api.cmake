@@ -29,3 +29,10 @@ set_tests_properties(t_options.verbose PROPERTIES
   # starting with "axmalloc:", and fail on any CHECK message
   PASS_REGULAR_EXPRESSION "(^|\n)axmalloc:[^\n]*\n(.*\n)?t_options: verbose OK"
   FAIL_REGULAR_EXPRESSION "CHECK failed")
+
+# The page size is read at run time; AXMALLOC_PAGE_SIZE pretends a 16 or 64 KiB kernel.
+ax_test(t_pagesize SOURCES t_pagesize.c)
+foreach(ps 16384 65536)
+  add_test(NAME t_pagesize.${ps} COMMAND t_pagesize)
+  set_tests_properties(t_pagesize.${ps} PROPERTIES ENVIRONMENT "AXMALLOC_PAGE_SIZE=${ps}")
+endforeach()

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bulk.h"
 #include "internal.h"
 
 /* ---- malloc ------------------------------------------------------------------------- */
@@ -44,7 +45,7 @@ void *ax_calloc(size_t count, size_t size) {
       page->used++;
       b->next_enc = 0; /* the rest of a never-used block is still the kernel's zeroes */
       if (!page->is_zero)
-        memset(b, 0, n);
+        axi_bulk_zero(b, (n + 15) & ~(size_t)15);
       return b;
     }
   }
@@ -150,7 +151,8 @@ void *ax_realloc(void *p, size_t n) {
   void *q = ax_malloc(n);
   if (!q)
     return NULL;
-  memcpy(q, p, n < old ? n : old);
+  size_t keep = n < old ? n : old;
+  axi_bulk_copy(q, p, (keep + 15) & ~(size_t)15); /* usable sizes are multiples of 16 */
   ax_free(p);
   return q;
 }

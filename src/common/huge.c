@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bulk.h"
 #include "internal.h"
 
 #define AX_HUGE_OFFSET ((uintptr_t)4096)         /* block start when 16-byte aligned */
@@ -126,7 +127,7 @@ void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
   axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak, (intptr_t)seg->map_size);
   void *p = huge_setup(seg, off);
   if (zero && !fresh)
-    memset(p, 0, size); /* a fresh mapping is zero: calloc touches none of its pages */
+    axi_bulk_zero(p, (size + 15) & ~(size_t)15); /* fresh mappings are zero: no page touched */
   return p;
 }
 

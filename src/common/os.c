@@ -43,6 +43,11 @@ void axi_init_process(void) {
   int saved = errno;
   unsigned long pg = getauxval(AT_PAGESZ);
   axi_os_page = pg ? pg : 4096;
+  /* AXMALLOC_PAGE_SIZE: behave as on a kernel with larger pages (AArch64 servers run 16 and
+   * 64 KiB kernels); a power of two from the real page size up to 64 KiB. */
+  uint64_t want = env_u64("AXMALLOC_PAGE_SIZE", 0);
+  if (want >= axi_os_page && want <= 65536 && (want & (want - 1)) == 0)
+    axi_os_page = want;
   axi_options.stats = (int)env_u64("AXMALLOC_STATS", 0);
   axi_options.verbose = (int)env_u64("AXMALLOC_VERBOSE", 0);
   axi_options.purge_delay_ms = env_u64("AXMALLOC_PURGE_DELAY_MS", 10);

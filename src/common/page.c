@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "bulk.h"
 #include "internal.h"
 
 /* ---- queues and the direct table ----------------------------------------------------- */
@@ -311,7 +312,7 @@ void *axi_malloc_slow(ax_heap_t *heap, size_t size, bool zero) {
   page->used++;
   b->next_enc = 0; /* see heap_malloc */
   if (zero && !page->is_zero)
-    memset(b, 0, size);
+    axi_bulk_zero(b, (size + 15) & ~(size_t)15);
   return b;
 }
 
