@@ -4,10 +4,15 @@
 #   bash scripts/test.sh
 #
 # Stages (each runs even when an earlier one failed; the script exits non-zero if any did):
-#   native          build/          Release, ctest -j2
-#   aarch64/max     build-aarch64/  toolchain/aarch64-linux-gnu.cmake, ctest under qemu-aarch64
-#                                   with QEMU_CPU=max (LSE atomics, SVE)
-#   aarch64/<cpu>   the same build, ctest again with QEMU_CPU=cortex-a57 (ARMv8.0, no LSE)
+#   native              build/               Release, ctest -j2
+#   native/force-mt     the same build with AXMALLOC_FORCE_MT=1 (atomics while single-threaded)
+#   native/isa=<k>      ... with AXMALLOC_FORCE_ISA=<k> for each x86 bulk kernel
+#   native/page=<n>     ... with AXMALLOC_PAGE_SIZE=16384 and 65536
+#   aarch64-runtime/*   build-aarch64/       toolchain/aarch64-linux-gnu.cmake, atomics chosen at
+#                       run time; ctest under qemu-aarch64 with QEMU_CPU=max (LSE, SVE) and
+#                       cortex-a57 (ARMv8.0, no LSE), forced MT, 16/64 KiB pages, each NEON kernel
+#   aarch64-lse/max     build-aarch64-lse/   -DAX_AARCH64_ATOMICS=lse (needs an ARMv8.1 CPU)
+#   aarch64-llsc/*      build-aarch64-llsc/  -DAX_AARCH64_ATOMICS=llsc, on max and cortex-a57
 #
 # The last line is the sum over all stages: `N passed, N failed` (`, N skipped` is appended when
 # ctest skipped tests). A stage that fails before ctest reports (configure, build, or a ctest that
@@ -15,7 +20,8 @@
 #
 # Environment (all optional):
 #   AX_SKIP_DEPS=1           do not run scripts/deps.sh (no root, or deps known present)
-#   AX_SKIP_CROSS=1          native stage only
+#   AX_SKIP_CROSS=1          native stages only
+#   AX_QUICK=1               only the default native run and the runtime aarch64 build on each CPU
 #   AX_QEMU_CPUS="max cortex-a57"   CPU models for the aarch64 ctest passes
 #   AX_TEST_TIMEOUT=300      per-test timeout (s) natively, for tests without a TIMEOUT property
 #   AX_QEMU_TEST_TIMEOUT=900 the same under qemu
@@ -58,10 +64,13 @@ run_ctest() {
   local stage=$1 dir=$2 timeout=$3 t0=${stage_t0:-$SECONDS} rc=0
   stage_t0=
   shift 3
-  local logf=$dir/ctest-${stage//\//-}.log
-  log "$stage: ctest ${*}"
-  env "$@" ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout "$timeout" \
-    --no-tests=error 2>&1 | tee "$logf" || rc=${PIPESTATUS[0]}
+  local envs=() args=()
+  while (($#)) && [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  (($#)) && shift && args=("$@")
+  local logf=$dir/ctest-${stage//[\/=,]/-}.log
+  log "$stage: ctest ${envs[*]} ${args[*]}"
+  env "${envs[@]}" ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout "$timeout" \
+    --no-tests=error "${args[@]}" 2>&1 | tee "$logf" || rc=${PIPESTATUS[0]}
   # "100% tests passed, 0 tests failed out of 12" (colour codes stripped, last one wins)
   local line total failed skipped passed
   line=$(sed 's/\x1b\[[0-9;]*m//g' "$logf" | grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' | tail -n 1 || true)
@@ -102,24 +111,57 @@ if [[ ${AX_SKIP_DEPS:-0} != 1 ]]; then
 fi
 
 # ---- native -----------------------------------------------------------------------------
+# The default run, then the same suite down every other path the allocator can take here:
+# atomics forced on while single-threaded, each bulk kernel forced, 16 and 64 KiB pages.
+# (The variants skip t_preload, which runs host programs and does not depend on them.)
 log "native: configure + build ($NATIVE_DIR, Release)"
 t0=$SECONDS stage_t0=$SECONDS
 if ax_configure "$NATIVE_DIR" "" "${EXTRA_CMAKE_ARGS[@]}" && ax_build "$NATIVE_DIR"; then
   run_ctest native "$NATIVE_DIR" "$NATIVE_TIMEOUT"
+  if [[ ${AX_QUICK:-0} != 1 ]]; then
+    run_ctest native/force-mt "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_MT=1 -- -E t_preload
+    for isa in ${AX_NATIVE_ISAS:-sse2 avx2 avx512 erms}; do
+      run_ctest "native/isa=$isa" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_ISA=$isa -- -E t_preload
+    done
+    for ps in 16384 65536; do
+      run_ctest "native/page=$ps" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_PAGE_SIZE=$ps -- -E t_preload
+    done
+  fi
 else
   record native FAILED 0 1 0 $((SECONDS - t0))
 fi
 
 # ---- aarch64 under qemu-user ------------------------------------------------------------
-if [[ ${AX_SKIP_CROSS:-0} != 1 ]]; then
-  log "aarch64: configure + build ($CROSS_DIR, Release, $(basename "$TOOLCHAIN"))"
+# cross_stage <dir> <atomics mode> <runs...>; a run is "CPU[,VAR=value...]".
+cross_stage() {
+  local dir=$1 mode=$2 run cpu
+  shift 2
+  log "aarch64 ($mode): configure + build ($dir, Release, $(basename "$TOOLCHAIN"))"
   t0=$SECONDS stage_t0=$SECONDS
-  if ax_configure "$CROSS_DIR" "$TOOLCHAIN" "${EXTRA_CMAKE_ARGS[@]}" && ax_build "$CROSS_DIR"; then
-    for cpu in "${QEMU_CPUS[@]}"; do
-      run_ctest "aarch64/$cpu" "$CROSS_DIR" "$QEMU_TIMEOUT" "QEMU_CPU=$cpu"
+  if ax_configure "$dir" "$TOOLCHAIN" -DAX_AARCH64_ATOMICS="$mode" "${EXTRA_CMAKE_ARGS[@]}" &&
+    ax_build "$dir"; then
+    for run in "$@"; do
+      IFS=, read -r -a parts <<<"$run"
+      cpu=${parts[0]}
+      run_ctest "aarch64-$mode/$run" "$dir" "$QEMU_TIMEOUT" "QEMU_CPU=$cpu" "${parts[@]:1}"
     done
   else
-    record aarch64-build FAILED 0 1 0 $((SECONDS - t0))
+    record "aarch64-$mode-build" FAILED 0 1 0 $((SECONDS - t0))
+  fi
+}
+
+if [[ ${AX_SKIP_CROSS:-0} != 1 ]]; then
+  # runtime (the default build): LSE where the CPU has it, LL/SC elsewhere
+  runs=()
+  for cpu in "${QEMU_CPUS[@]}"; do runs+=("$cpu"); done
+  if [[ ${AX_QUICK:-0} != 1 ]]; then
+    runs+=("cortex-a57,AXMALLOC_FORCE_MT=1" "max,AXMALLOC_PAGE_SIZE=16384" "max,AXMALLOC_PAGE_SIZE=65536")
+    for isa in ${AX_AARCH64_ISAS:-neon dczva}; do runs+=("max,AXMALLOC_FORCE_ISA=$isa"); done
+  fi
+  cross_stage "$CROSS_DIR" runtime "${runs[@]}"
+  if [[ ${AX_QUICK:-0} != 1 ]]; then
+    cross_stage "$CROSS_DIR-lse" lse max        # LSE only: needs an ARMv8.1 CPU
+    cross_stage "$CROSS_DIR-llsc" llsc max cortex-a57
   fi
 fi
 

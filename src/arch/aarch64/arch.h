@@ -3,9 +3,10 @@
 #ifndef AX_ARCH_H
 #define AX_ARCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#include "../atomic_builtin.h"
+#include "arch_atomic.h"
 
 #define AX_ARCH_NAME "aarch64"
 
@@ -17,15 +18,18 @@ static inline uintptr_t ax_arch_thread_id(void) {
   return tid;
 }
 
-/* The atomic instructions in use (for ax_info and AXMALLOC_VERBOSE). */
-static inline const char *ax_arch_atomics_name(void) { return "llsc"; }
-
 /* Spin-wait hint. */
 static inline void ax_arch_pause(void) { __asm__ __volatile__("yield" ::: "memory"); }
 
 /* CPU features, detected once. pre: may run before constructors; allocates nothing,
- * uses no stdio, leaves errno alone. */
+ * uses no stdio, leaves errno alone; called before a second thread exists.
+ * post: the runtime atomics flag is set from HWCAP_ATOMICS (ax_arch_atomics_name() tells
+ * which side is in use) and the DC ZVA block size is known. */
 void ax_arch_cpu_detect(void);
+/* post: a short description of what ax_arch_cpu_detect found ("baseline" before it ran). */
 const char *ax_arch_cpu_features(void);
+/* Bytes one `DC ZVA` zeroes (DCZID_EL0.BS: 4 << BS, 64 on most cores), or 0 when DC ZVA is
+ * prohibited (DCZID_EL0.DZP) or ax_arch_cpu_detect has not run. */
+size_t ax_arch_dczva_size(void);
 
 #endif

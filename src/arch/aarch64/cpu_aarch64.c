@@ -1,4 +1,6 @@
-/* AArch64 CPU detection from the auxiliary vector (no allocation, no stdio). */
+/* AArch64 CPU detection from the auxiliary vector and DCZID_EL0 (no allocation, no stdio,
+ * errno kept). */
+#include <errno.h>
 #include <stdint.h>
 #include <sys/auxv.h>
 
@@ -14,6 +16,10 @@
 #define HWCAP_SVE (1 << 22)
 #endif
 
+/* Starts false, the LL/SC side, correct on every core: see arch_atomic.h. */
+axi_arch_flag_t axi_arch_lse;
+
+static size_t dczva_size;
 static char features[96] = "baseline";
 
 static void add(char **at, const char *end, const char *name) {
@@ -25,13 +31,38 @@ static void add(char **at, const char *end, const char *name) {
 }
 
 void ax_arch_cpu_detect(void) {
+  int saved = errno; /* getauxval sets ENOENT for a missing entry */
   unsigned long hw = getauxval(AT_HWCAP);
+  errno = saved;
   char *at = features, *end = features + sizeof features;
   add(&at, end, (hw & HWCAP_ASIMD) ? "asimd" : "no-asimd");
   if (hw & HWCAP_ATOMICS)
     add(&at, end, "lse");
   if (hw & HWCAP_SVE)
     add(&at, end, "sve");
+
+  /* DCZID_EL0 is readable at EL0 (the kernel never traps it): bits 3:0 are log2 of the
+   * DC ZVA block in 4-byte words, bit 4 (DZP) set means DC ZVA is prohibited.
+   * "=r": the register's value; no memory or flags touched, so no clobbers. */
+  uint64_t dczid;
+  __asm__ __volatile__("mrs %0, dczid_el0" : "=r"(dczid));
+  dczva_size = (dczid & 16) ? 0 : (size_t)4 << (dczid & 15);
+  if (dczva_size) { /* "dczva=<bytes>": 4 << 15 at most, five digits */
+    char num[16] = "dczva=", *d = num + 16 - 1;
+    size_t n = dczva_size;
+    *d = 0;
+    do
+      *--d = (char)('0' + n % 10);
+    while (n /= 10);
+    for (char *s = num + 6; (*s++ = *d++);)
+      ;
+    add(&at, end, num);
+  }
+
+  /* Set last, before any other thread exists (pre of ax_arch_cpu_detect). */
+  __atomic_store_n(&axi_arch_lse.on, (hw & HWCAP_ATOMICS) != 0, __ATOMIC_RELAXED);
 }
 
 const char *ax_arch_cpu_features(void) { return features; }
+
+size_t ax_arch_dczva_size(void) { return dczva_size; }

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "../atomic_builtin.h"
+#include "arch_atomic.h"
 
 #define AX_ARCH_NAME "x86_64"
 
@@ -16,9 +16,6 @@ static inline uintptr_t ax_arch_thread_id(void) {
   __asm__("movq %%fs:0, %0" : "=r"(tid)); /* a plain load; no clobbers */
   return tid;
 }
-
-/* The atomic instructions in use (for ax_info and AXMALLOC_VERBOSE). */
-static inline const char *ax_arch_atomics_name(void) { return "x86-lock"; }
 
 /* Spin-wait hint. */
 static inline void ax_arch_pause(void) { __builtin_ia32_pause(); }

@@ -1,0 +1,93 @@
+/* The AArch64 bulk kernels: zero and copy of the allocator's own blocks (calloc, realloc).
+ * The dispatcher (src/common/bulk.c), tests/t_bulk.c and bench/bm_bulk.c all expand the
+ * one list below, so a kernel is tested and benchmarked the moment it is listed.
+ * Measurements behind the dispatch plan: docs/bulk.md. */
+#ifndef AX_ARCH_BULK_AARCH64_H
+#define AX_ARCH_BULK_AARCH64_H
+
+#include <stddef.h>
+
+/* ---- kernels ----------------------------------------------------------------------- */
+
+/* Every kernel:
+ * pre: p, dst, src 16-byte aligned; n a multiple of 16 (0 allowed); [dst, dst+n) and
+ *      [src, src+n) do not overlap; the CPU has the kernel's feature (its "supported"
+ *      column).
+ * post: [p, p+n) is zero, or [dst, dst+n) equals [src, src+n); no byte outside is written.
+ *      Allocates nothing, leaves errno alone, any thread. */
+#ifndef AX_BULK_DECLARE /* shared with the other backend's arch_bulk.h (see t_bulk.c) */
+#define AX_BULK_DECLARE(name, zero, copy, supported)                                               \
+  __attribute__((visibility("hidden"))) void zero(void *p, size_t n);                              \
+  __attribute__((visibility("hidden"))) void copy(void *dst, const void *src, size_t n);
+#endif
+
+/* name   zero                    copy                    supported (after ax_arch_bulk_detect)
+ * neon   STP/LDP of q registers, 64 bytes a step (the baseline: ASIMD is in every Linux
+ *        AArch64 CPU, and the table's value before init)
+ * dczva  DC ZVA for whole blocks of the DCZID_EL0 size, NEON for the head and tail; when
+ *        DC ZVA is prohibited (DCZID_EL0.DZP) the kernel is unsupported. It copies like neon. */
+#define AX_BULK_KERNELS_AARCH64(X)                                                                 \
+  X(neon, axi_bulk_zero_neon, axi_bulk_copy_neon, ax_arch_bulk_has_asimd())                        \
+  X(dczva, axi_bulk_zero_dczva, axi_bulk_copy_neon, ax_arch_bulk_has_dczva())
+
+AX_BULK_KERNELS_AARCH64(AX_BULK_DECLARE) /* (copy_neon declared twice: allowed) */
+
+/* Bytes one DC ZVA zeroes (4 << DCZID_EL0.BS), 0 while unknown or prohibited: the dczva
+ * kernel then zeroes with NEON alone. Set by ax_arch_bulk_detect (tests set it to exercise
+ * the kernel's head and tail logic with several block sizes). */
+__attribute__((visibility("hidden"))) extern size_t axi_bulk_dczva_block;
+
+/* tests/t_bulk.c also includes the other backend's header to test that backend's kernels
+ * built through SIMDe: then it defines AX_BULK_FOREIGN and wants the list above only. */
+#ifndef AX_BULK_FOREIGN
+
+#define AX_ARCH_BULK_KERNELS(X) AX_BULK_KERNELS_AARCH64(X)
+
+/* The kernel the dispatch table holds before ax_arch_bulk_detect ran: correct on every
+ * Linux AArch64 CPU. */
+#define AX_ARCH_BULK_BASELINE neon
+
+/* ---- CPU features the kernels need (src/arch/aarch64/bulk_detect.c) ------------------ */
+
+/* One flag per feature, one accessor each. All zero until ax_arch_bulk_detect() ran. */
+#define AX_ARCH_BULK_FEATURES(X)                                                                   \
+  X(asimd) /* getauxval(AT_HWCAP) & HWCAP_ASIMD */                                                 \
+  X(dczva) /* DCZID_EL0.DZP clear and a block size of 16 B .. 2 KiB */
+
+typedef struct ax_arch_bulk_cpu {
+#define AX_BULK_FLAG(f) unsigned char f;
+  AX_ARCH_BULK_FEATURES(AX_BULK_FLAG)
+#undef AX_BULK_FLAG
+  size_t dczva_block; /* bytes per DC ZVA (0: prohibited) */
+} ax_arch_bulk_cpu_t;
+
+__attribute__((visibility("hidden"))) extern ax_arch_bulk_cpu_t ax_arch_bulk_cpu;
+
+#define AX_BULK_HAS(f)                                                                             \
+  static inline int ax_arch_bulk_has_##f(void) { return ax_arch_bulk_cpu.f; }
+AX_ARCH_BULK_FEATURES(AX_BULK_HAS)
+#undef AX_BULK_HAS
+
+/* Fill ax_arch_bulk_cpu (and axi_bulk_dczva_block) from the auxiliary vector and DCZID_EL0.
+ * pre: none (may run before constructors, any number of times). post: allocates nothing,
+ * no stdio, errno unchanged. */
+__attribute__((visibility("hidden"))) void ax_arch_bulk_detect(void);
+
+/* ---- the dispatch plan ------------------------------------------------------------- */
+
+/* A plan is up to AX_BULK_STEPS steps {from, kernel}: the kernel named `kernel` ("libc" is
+ * memset/memcpy) handles sizes from `from` up to the next step's `from`. Steps ascend; the
+ * first has from = 0; unused steps have kernel = NULL.
+ * ax_arch_bulk_plan: the measured plan for the CPU found by ax_arch_bulk_detect (only
+ * supported kernels in it). pre: ax_arch_bulk_detect ran. Allocates nothing. */
+#define AX_BULK_STEPS 6
+typedef struct ax_bulk_step {
+  size_t from;
+  const char *kernel;
+} ax_bulk_step_t;
+
+__attribute__((visibility("hidden"))) void ax_arch_bulk_plan(ax_bulk_step_t zero[AX_BULK_STEPS],
+                                                             ax_bulk_step_t copy[AX_BULK_STEPS]);
+
+#endif /* AX_BULK_FOREIGN */
+#endif
