@@ -6,7 +6,7 @@
  * an atomic RMW each), so the allocator's slow paths, where its only atomics live, run
  * often. Run it with and without AXMALLOC_FORCE_MT=1.
  *
- * Usage: wl_churn [blocks [rounds [max_size]]]      (defaults 200000, 60, 256)
+ * Usage: wl_churn [blocks [rounds [max_size]]]      (defaults 200000, 20, 256)
  *
  * stdout: exactly one line "checksum <sum of sizes and first bytes>".
  * Exit status 1 on allocation failure or a corrupted block.
@@ -26,7 +26,7 @@ static uint64_t next(void) {
 
 int main(int argc, char **argv) {
   size_t nblocks = argc > 1 ? strtoul(argv[1], NULL, 0) : 200000;
-  unsigned rounds = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 60;
+  unsigned rounds = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 20;
   size_t max_size = argc > 3 ? strtoul(argv[3], NULL, 0) : 256;
   if (nblocks == 0 || max_size < 16)
     return 2;
