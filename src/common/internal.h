@@ -109,7 +109,7 @@ typedef struct ax_page {
   struct ax_page *next, *prev; /* the heap's queue for the class, or its full list */
   uint64_t retired_ms;         /* when the page became free (delayed purge) */
   uint32_t refill; /* statistics: blocks handed out since the last refill = refill - length of free */
-  uint32_t pad32;
+  uint32_t touched; /* blocks ever carved: their memory is committed and dirty */
   uint64_t pad[3]; /* 128 bytes: free() finds a page with a shift, not a multiply */
 } ax_page_t;
 
@@ -158,6 +158,8 @@ typedef struct ax_heap {
   ax_segq_t segs[AX_KINDS];    /* segments with free pages, per kind (huge: unused) */
   ax_segq_t segs_full;         /* segments without free pages */
   uint64_t next_purge_ms;      /* 0: nothing waits for a purge */
+  uint64_t empty_classes;      /* classes whose queue holds empty pages waiting to retire */
+  uint64_t next_retire_ms;     /* 0: no empty page waits */
   struct ax_heap *pool_next;
   int active;
   ax_heap_stats_t stats;
