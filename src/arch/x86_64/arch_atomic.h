@@ -70,40 +70,6 @@ static inline uintptr_t ax_arch_fetch_or_acq_rel(ax_atomic_word *p, uintptr_t v)
   return __atomic_fetch_or(p, v, __ATOMIC_ACQ_REL);
 }
 
-/* ---- single-threaded twins --------------------------------------------------------------
- * pre: no other thread can access *p (src/common/atomic.h calls these only while
- * __libc_single_threaded). Plain loads and stores, never an RMW instruction (an unlocked
- * CMPXCHG costs as much as a locked one on Zen 4, ~2.4 ns vs ~0.3 ns for a MOV pair); same
- * results as the atomic forms. */
-
-static inline bool ax_arch_cas_local(ax_atomic_word *p, uintptr_t *expected, uintptr_t v) {
-  uintptr_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
-  if (cur != *expected) {
-    *expected = cur;
-    return false;
-  }
-  __atomic_store_n(p, v, __ATOMIC_RELAXED);
-  return true;
-}
-static inline uintptr_t ax_arch_xchg_local(ax_atomic_word *p, uintptr_t v) {
-  uintptr_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-  __atomic_store_n(p, v, __ATOMIC_RELAXED);
-  return old;
-}
-static inline uintptr_t ax_arch_fetch_add_local(ax_atomic_word *p, uintptr_t v) {
-  uintptr_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-  __atomic_store_n(p, old + v, __ATOMIC_RELAXED);
-  return old;
-}
-static inline uintptr_t ax_arch_fetch_and_local(ax_atomic_word *p, uintptr_t v) {
-  uintptr_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-  __atomic_store_n(p, old & v, __ATOMIC_RELAXED);
-  return old;
-}
-static inline uintptr_t ax_arch_fetch_or_local(ax_atomic_word *p, uintptr_t v) {
-  uintptr_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-  __atomic_store_n(p, old | v, __ATOMIC_RELAXED);
-  return old;
-}
+#include "../atomic_local.h" /* the plain single-threaded twins, the same everywhere */
 
 #endif
