@@ -18,19 +18,16 @@
 #define AX_HUGE_CACHE_BYTES ((size_t)1 << 30)       /* ...and their total size */
 #define AX_HUGE_CACHE_ENTRY_MAX ((size_t)256 << 20) /* larger ones are unmapped at once */
 
-static ax_lock_t cache_lock;
-static ax_segment_t *cache_first;
-static size_t cache_bytes;
-static unsigned cache_count;
+static ax_segcache_t cache;
 
 static size_t page_round(size_t n) { return (n + axi_os_page - 1) & ~(axi_os_page - 1); }
 
 /* Best fit among cached mappings that hold `need` bytes and are at most twice as big. */
 static ax_segment_t *cache_take(size_t need) {
   ax_segment_t *best = NULL, **best_at = NULL;
-  if (!ax_atomic_load_relaxed((ax_atomic_word *)&cache_first) || !axi_trylock(&cache_lock))
+  if (!ax_atomic_load_relaxed((ax_atomic_word *)&cache.first) || !axi_trylock(&cache.lock))
     return NULL;
-  for (ax_segment_t **at = &cache_first; *at; at = &(*at)->next) {
+  for (ax_segment_t **at = &cache.first; *at; at = &(*at)->next) {
     size_t sz = (*at)->map_size;
     if (sz >= need && sz / 2 <= need && (!best || sz < best->map_size)) {
       best = *at;
@@ -39,58 +36,30 @@ static ax_segment_t *cache_take(size_t need) {
   }
   if (best) {
     *best_at = best->next;
-    cache_bytes -= best->map_size;
-    cache_count--;
+    cache.bytes -= best->map_size;
+    cache.count--;
   }
-  axi_unlock(&cache_lock);
+  axi_unlock(&cache.lock);
   return best;
 }
 
 static bool cache_put(ax_segment_t *seg) {
   bool kept = false;
-  if (seg->map_size > AX_HUGE_CACHE_ENTRY_MAX || !axi_trylock(&cache_lock))
+  if (seg->map_size > AX_HUGE_CACHE_ENTRY_MAX || !axi_trylock(&cache.lock))
     return false;
-  if (cache_count < AX_HUGE_CACHE_MAX && cache_bytes + seg->map_size <= AX_HUGE_CACHE_BYTES) {
+  if (cache.count < AX_HUGE_CACHE_MAX && cache.bytes + seg->map_size <= AX_HUGE_CACHE_BYTES) {
     seg->cached_ms = axi_now_ms();
-    seg->next = cache_first;
-    cache_first = seg;
-    cache_bytes += seg->map_size;
-    cache_count++;
+    seg->next = cache.first;
+    cache.first = seg;
+    cache.bytes += seg->map_size;
+    cache.count++;
     kept = true;
   }
-  axi_unlock(&cache_lock);
+  axi_unlock(&cache.lock);
   return kept;
 }
 
-/* Unmap cached mappings unused for longer than the purge delay (all of them if force). */
-void axi_huge_cache_trim(bool force) {
-  uint64_t now = axi_now_ms();
-  ax_segment_t *drop = NULL;
-  if (!ax_atomic_load_relaxed((ax_atomic_word *)&cache_first))
-    return;
-  if (force)
-    axi_lock(&cache_lock);
-  else if (!axi_trylock(&cache_lock))
-    return;
-  for (ax_segment_t **at = &cache_first; *at;) {
-    ax_segment_t *seg = *at;
-    if (force || now - seg->cached_ms >= axi_options.purge_delay_ms) {
-      *at = seg->next;
-      cache_bytes -= seg->map_size;
-      cache_count--;
-      seg->next = drop;
-      drop = seg;
-    } else {
-      at = &seg->next;
-    }
-  }
-  axi_unlock(&cache_lock);
-  while (drop) {
-    ax_segment_t *next = drop->next;
-    axi_segment_unmap(drop);
-    drop = next;
-  }
-}
+void axi_huge_cache_trim(bool force) { axi_segcache_trim(&cache, force); }
 
 static void *huge_setup(ax_segment_t *seg, uintptr_t off) {
   seg->kind = AX_KIND_HUGE;
@@ -164,5 +133,5 @@ void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size) {
   return (char *)moved + off;
 }
 
-void axi_huge_fork_prepare(void) { axi_lock(&cache_lock); }
-void axi_huge_fork_release(void) { axi_unlock(&cache_lock); }
+void axi_huge_fork_prepare(void) { axi_lock(&cache.lock); }
+void axi_huge_fork_release(void) { axi_unlock(&cache.lock); }

@@ -245,6 +245,14 @@ AXI_HIDDEN void axi_segment_unmap(ax_segment_t *seg);
 AXI_HIDDEN void axi_segment_abandon_all(ax_heap_t *heap);
 AXI_HIDDEN bool axi_segment_reclaim(ax_heap_t *heap);
 AXI_HIDDEN void axi_segment_purge(ax_heap_t *heap, bool force);
+/* A cache of unused segments (or huge mappings): a list under a spin lock. */
+typedef struct ax_segcache {
+  ax_lock_t lock;
+  ax_segment_t *first; /* linked through next; most recent first */
+  unsigned count;
+  size_t bytes;
+} ax_segcache_t;
+AXI_HIDDEN void axi_segcache_trim(ax_segcache_t *cache, bool force);
 AXI_HIDDEN void axi_segment_cache_trim(bool force);
 AXI_HIDDEN void axi_segment_fork_prepare(void);
 AXI_HIDDEN void axi_segment_fork_release(void);

@@ -106,20 +106,19 @@ void axi_segment_unmap(ax_segment_t *seg) {
 }
 
 #define AX_SEGMENT_CACHE_MAX 8
-static ax_lock_t cache_lock;
-static ax_segment_t *cache_first;
-static unsigned cache_count;
+static ax_segcache_t cache;
 
 static void cache_put(ax_segment_t *seg) {
   seg->cached_ms = axi_now_ms();
-  if (axi_trylock(&cache_lock)) {
-    if (cache_count < AX_SEGMENT_CACHE_MAX) {
-      seg->next = cache_first;
-      cache_first = seg;
-      cache_count++;
+  if (axi_trylock(&cache.lock)) {
+    if (cache.count < AX_SEGMENT_CACHE_MAX) {
+      seg->next = cache.first;
+      cache.first = seg;
+      cache.count++;
+      cache.bytes += seg->map_size;
       seg = NULL;
     }
-    axi_unlock(&cache_lock);
+    axi_unlock(&cache.lock);
   }
   if (seg)
     axi_segment_unmap(seg);
@@ -127,45 +126,50 @@ static void cache_put(ax_segment_t *seg) {
 
 static ax_segment_t *cache_take(void) {
   ax_segment_t *seg = NULL;
-  if (ax_atomic_load_relaxed((ax_atomic_word *)&cache_first) && axi_trylock(&cache_lock)) {
-    seg = cache_first;
+  if (ax_atomic_load_relaxed((ax_atomic_word *)&cache.first) && axi_trylock(&cache.lock)) {
+    seg = cache.first;
     if (seg) {
-      cache_first = seg->next;
-      cache_count--;
+      cache.first = seg->next;
+      cache.count--;
+      cache.bytes -= seg->map_size;
     }
-    axi_unlock(&cache_lock);
+    axi_unlock(&cache.lock);
   }
   return seg;
 }
 
-/* Unmap cached segments unused for longer than the purge delay (all of them if force). */
-void axi_segment_cache_trim(bool force) {
+/* Unmap the entries unused for longer than the purge delay (all of them if force). A
+ * trim that finds the lock taken leaves the work to the next one (unless force). */
+void axi_segcache_trim(ax_segcache_t *c, bool force) {
   uint64_t now = axi_now_ms();
   ax_segment_t *drop = NULL;
-  if (!ax_atomic_load_relaxed((ax_atomic_word *)&cache_first))
+  if (!ax_atomic_load_relaxed((ax_atomic_word *)&c->first))
     return;
   if (force)
-    axi_lock(&cache_lock);
-  else if (!axi_trylock(&cache_lock))
+    axi_lock(&c->lock);
+  else if (!axi_trylock(&c->lock))
     return;
-  for (ax_segment_t **at = &cache_first; *at;) {
+  for (ax_segment_t **at = &c->first; *at;) {
     ax_segment_t *seg = *at;
     if (force || now - seg->cached_ms >= axi_options.purge_delay_ms) {
       *at = seg->next;
-      cache_count--;
+      c->count--;
+      c->bytes -= seg->map_size;
       seg->next = drop;
       drop = seg;
     } else {
       at = &seg->next;
     }
   }
-  axi_unlock(&cache_lock);
+  axi_unlock(&c->lock);
   while (drop) {
     ax_segment_t *next = drop->next;
     axi_segment_unmap(drop);
     drop = next;
   }
 }
+
+void axi_segment_cache_trim(bool force) { axi_segcache_trim(&cache, force); }
 
 /* A cached segment may come back as another kind: a new page is dirty (not known zero)
  * when any old dirty or used page overlaps it. */
@@ -387,11 +391,11 @@ bool axi_segment_reclaim(ax_heap_t *heap) {
 /* ---- fork ------------------------------------------------------------------------- */
 
 void axi_segment_fork_prepare(void) {
-  axi_lock(&cache_lock);
+  axi_lock(&cache.lock);
   axi_lock(&abandoned_pop);
 }
 
 void axi_segment_fork_release(void) {
   axi_unlock(&abandoned_pop);
-  axi_unlock(&cache_lock);
+  axi_unlock(&cache.lock);
 }
