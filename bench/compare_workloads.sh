@@ -18,6 +18,11 @@
 #               checksums are the expected ones and ratios are reference/other.
 #   WORKLOADS   space-separated workload names to run (default: every wl_* binary)
 #   WL_TIMEOUT  seconds before one run is killed and counted as failed (default: 120)
+#   RESULTS_DIR results folder (default: BUILD_DIR/results): workloads.md (the table),
+#               workloads.json (per workload and allocator: every run time, median, peak
+#               RSS, time ratios to glibc and to axmalloc), times.dat and rss.dat (the
+#               medians as columns), and the PNG plots bench/plot.sh makes from them
+#               (needs gnuplot; skipped with a note without it)
 #
 # Runs are interleaved (for run: for workload: for allocator) so machine noise hits all
 # allocators alike. Progress goes to stderr; the table goes to stdout and to
@@ -27,7 +32,7 @@
 set -uo pipefail
 export LC_ALL=C
 
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "compare_workloads: error: $*" >&2; exit 2; }
 
 case "${1:-}" in -h|--help) usage; exit 0;; esac
@@ -38,6 +43,7 @@ RUNS=${2:-5}
 BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
 WL_DIR=$BUILD_DIR/bench/workloads
 WL_TIMEOUT=${WL_TIMEOUT:-120}
+RESULTS_DIR=${RESULTS_DIR:-$BUILD_DIR/results}
 (( BASH_VERSINFO[0] >= 5 )) || die "needs bash >= 5 (EPOCHREALTIME)"
 
 # ---- allocators ----------------------------------------------------------------------
@@ -258,6 +264,85 @@ table() {
     for k in "${!FAILED[@]}"; do echo "- ${k%%|*} under ${k#*|}: ${FAILED[$k]}"; done | sort
   fi
 } | tee "$BUILD_DIR/workloads.md"
+
+# ---- results folder: markdown, JSON, .dat columns, plots ---------------------------------
+jstr() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; printf '"%s"' "$s"; }
+jnum() { [[ -n $1 ]] && printf '%s' "$1" || printf 'null'; }
+ratio() { [[ -n $1 && -n $2 ]] && awk -v x="$1" -v y="$2" 'BEGIN { printf "%.4f", x / y }'; }
+write_results() {
+  mkdir -p "$RESULTS_DIR" || return 1
+  cp "$BUILD_DIR/workloads.md" "$RESULTS_DIR/workloads.md"
+  declare -A MEDS=() PEAK=()
+  local wl a
+  for wl in "${WLS[@]}"; do
+    for a in "${ALLOC_NAMES[@]}"; do
+      MEDS[$wl|$a]=; PEAK[$wl|$a]=
+      [[ -v "FAILED[$wl|$a]" ]] && continue
+      MEDS[$wl|$a]=$(median <<<"${TIMES[$wl|$a]:-}")
+      PEAK[$wl|$a]=$(maxof <<<"${RSS[$wl|$a]:-}")
+    done
+  done
+  {
+    echo "{"
+    echo "  \"date\": $(jstr "$(date -u '+%Y-%m-%dT%H:%M:%SZ')"),"
+    echo "  \"machine\": $(jstr "$(uname -m)"), \"cpus\": $(nproc), \"runs\": $RUNS,"
+    echo "  \"reference\": $(jstr "$REF"),"
+    echo "  \"notes\": \"times in seconds (wall clock), peak RSS in KiB (max over runs); time_ratio_to_X = median / median of X (> 1 means slower than X); null = not measured or failed\","
+    echo "  \"allocators\": ["
+    local i=0 sep
+    for a in "${ALLOC_NAMES[@]}"; do
+      sep=,; (( ++i == ${#ALLOC_NAMES[@]} )) && sep=
+      echo "    {\"name\": $(jstr "$a"), \"preload\": $(jstr "${ALLOC_PATH[$a]}")}$sep"
+    done
+    echo "  ],"
+    echo "  \"workloads\": {"
+    local j=0 wsep
+    for wl in "${WLS[@]}"; do
+      wsep=,; (( ++j == ${#WLS[@]} )) && wsep=
+      echo "    $(jstr "$wl"): {"
+      echo "      \"checksum\": $(jstr "${SUM[$wl]:-}"),"
+      echo "      \"allocators\": {"
+      i=0
+      for a in "${ALLOC_NAMES[@]}"; do
+        sep=,; (( ++i == ${#ALLOC_NAMES[@]} )) && sep=
+        local times; times=$(tr ' ' '\n' <<<"${TIMES[$wl|$a]:-}" | grep . | paste -sd, | sed 's/,/, /g')
+        local rg="" rx="" fail=null
+        [[ -v "MEDS[$wl|glibc]" ]] && rg=$(ratio "${MEDS[$wl|$a]}" "${MEDS[$wl|glibc]}")
+        [[ -v "MEDS[$wl|axmalloc]" ]] && rx=$(ratio "${MEDS[$wl|$a]}" "${MEDS[$wl|axmalloc]}")
+        [[ -v "FAILED[$wl|$a]" ]] && fail=$(jstr "${FAILED[$wl|$a]}")
+        echo "        $(jstr "$a"): {\"times_s\": [$times], \"median_s\": $(jnum "${MEDS[$wl|$a]}"), \"peak_rss_kib\": $(jnum "${PEAK[$wl|$a]}"), \"time_ratio_to_glibc\": $(jnum "$rg"), \"time_ratio_to_axmalloc\": $(jnum "$rx"), \"failed\": $fail}$sep"
+      done
+      echo "      }"
+      echo "    }$wsep"
+    done
+    echo "  }"
+    echo "}"
+  } >"$RESULTS_DIR/workloads.json"
+  # Columns for gnuplot: workload, then one column per allocator (NaN = missing).
+  local f
+  for f in times rss; do
+    {
+      printf 'workload'; printf ' %s' "${ALLOC_NAMES[@]}"; echo
+      for wl in "${WLS[@]}"; do
+        printf '%s' "$wl"
+        for a in "${ALLOC_NAMES[@]}"; do
+          if [[ $f = times ]]; then printf ' %s' "${MEDS[$wl|$a]:-NaN}"
+          elif [[ -n ${PEAK[$wl|$a]} ]]; then awk -v k="${PEAK[$wl|$a]}" 'BEGIN { printf " %.1f", k / 1024 }'
+          else printf ' NaN'; fi
+        done
+        echo
+      done
+    } >"$RESULTS_DIR/$f.dat"
+  done
+  if command -v gnuplot >/dev/null; then
+    bash "$(dirname "${BASH_SOURCE[0]}")/plot.sh" "$RESULTS_DIR" >&2 ||
+      echo "compare_workloads: plotting failed (bench/plot.sh $RESULTS_DIR)" >&2
+  else
+    echo "compare_workloads: gnuplot not found (apt-get install gnuplot-nox): no plots" >&2
+  fi
+  echo "compare_workloads: results in $RESULTS_DIR: workloads.md workloads.json times.dat rss.dat $(cd "$RESULTS_DIR" && ls *.png 2>/dev/null | tr '\n' ' ')" >&2
+}
+write_results || echo "compare_workloads: could not write the results folder $RESULTS_DIR" >&2
 
 if (( NFAIL > 0 )); then
   echo "compare_workloads: FAILED: $NFAIL run(s) crashed, timed out or gave a wrong checksum (see above)" >&2

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Instruction budgets: callgrind instruction counts per allocator operation (hot malloc+free
+# pairs, calloc of recycled memory, realloc growth steps, remote frees), deterministic.
+#
+#   bash bench/callgrind/budget.sh [BUILD_DIR]             table: axmalloc and every installed peer
+#   bash bench/callgrind/budget.sh --write [BUILD_DIR]     axmalloc only; rewrite budget.txt
+#   bash bench/callgrind/budget.sh --check LIB [BUDGET]    axmalloc (LIB) only; exit 1 when an
+#                                                          operation exceeds BUDGET (default:
+#                                                          budget.txt here) by more than 10%
+#
+# Every operation is counted as (Ir(run B) - Ir(run A)) / units, where runs A and B differ only
+# in the number of operations (see ops.c), so start-up, thread creation and exit cancel out.
+# The loop's own few instructions (call, volatile store, counter) remain in every column.
+#
+# Environment: AX_BUDGET_N (operations per run A, default 20000; run B does twice as many),
+# AX_BUDGET_TOLERANCE (percent, default 10), CC (default cc), AX_BUDGET_JOBS (parallel
+# valgrind runs, default nproc).
+set -euo pipefail
+export LC_ALL=C
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+N=${AX_BUDGET_N:-20000}
+TOL=${AX_BUDGET_TOLERANCE:-10}
+JOBS=${AX_BUDGET_JOBS:-$(nproc)}
+MODE=table BUDGET=$HERE/budget.txt BUILD=build LIB=
+case "${1:-}" in
+  --write) MODE=write; BUILD=${2:-build} ;;
+  --check) MODE=check; LIB=${2:?--check needs the path of libaxmalloc.so}; BUDGET=${3:-$BUDGET} ;;
+  -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) BUILD=${1:-build} ;;
+esac
+command -v valgrind >/dev/null || { echo "budget: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
+if [[ -z $LIB ]]; then
+  [[ $BUILD = /* ]] || BUILD=$ROOT/$BUILD
+  LIB=$BUILD/libaxmalloc.so
+fi
+[[ -e $LIB ]] || { echo "budget: $LIB not found (build axmalloc first)" >&2; exit 2; }
+LIB=$(realpath "$LIB")
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+BIN=$TMP/ops
+${CC:-cc} -O2 -fno-builtin -pthread -o "$BIN" "$HERE/ops.c"
+
+# ---- allocators ------------------------------------------------------------------------
+declare -a NAMES=(axmalloc) LIBS=("$LIB")
+NOTES=()
+if [[ $MODE = table ]]; then
+  LIBDIR=/usr/lib/$(${CC:-cc} -dumpmachine)
+  NAMES=(glibc axmalloc) LIBS=("" "$LIB")
+  for peer in mimalloc=libmimalloc.so.2 jemalloc=libjemalloc.so.2 \
+              tcmalloc=libtcmalloc_minimal.so.4 tbbmalloc=libtbbmalloc_proxy.so.2; do
+    name=${peer%%=*} so=$LIBDIR/${peer#*=}
+    if [[ ! -e $so ]]; then NOTES+=("$name: not installed ($so), skipped"); continue; fi
+    # A peer must load and work under valgrind: run the pair once and look for its symbols.
+    out=$(LD_PRELOAD=$so valgrind --tool=callgrind --callgrind-out-file="$TMP/probe.out" \
+            "$BIN" pair 10 64 2>&1) || { NOTES+=("$name: fails under valgrind, skipped: $(tail -n 1 <<<"$out")"); continue; }
+    if ! callgrind_annotate --threshold=100 "$TMP/probe.out" 2>/dev/null | grep -c "lib$name" >/dev/null; then
+      NOTES+=("$name: its malloc is not called under valgrind ($so), skipped"); continue
+    fi
+    NAMES+=("$name") LIBS+=("$so")
+  done
+fi
+
+# ---- operations: name | label | args of run A | args of run B | units (B - A) ------------
+N2=$((2 * N))
+NC=$(( N / 20 > 0 ? N / 20 : 1 )) # 64 KiB callocs: ~65k instructions each, fewer suffice
+OPS=(
+  "pair_16|malloc+free 16 B (warm page)|pair $N 16|pair $N2 16|$N"
+  "pair_64|malloc+free 64 B (warm page)|pair $N 64|pair $N2 64|$N"
+  "pair_256|malloc+free 256 B (warm page)|pair $N 256|pair $N2 256|$N"
+  "pair_1024|malloc+free 1024 B (warm page)|pair $N 1024|pair $N2 1024|$N"
+  "calloc_256|calloc+free 256 B (recycled)|calloc $N 256|calloc $N2 256|$N"
+  "calloc_65536|calloc+free 64 KiB (recycled)|calloc $NC 65536|calloc $((2 * NC)) 65536|$NC"
+  "realloc_grow16|realloc +16 B, same class (976..1024 B)|grow16 $N 3|grow16 $N 6|$((3 * N))"
+  "realloc_double|realloc doubling step (64 B..4 KiB)|double $N 0|double $N 6|$((6 * N))"
+  "remote_free|remote free 64 B (freeing thread)|remote $N $N2|remote $N2 $N2|$N"
+)
+
+# Every valgrind run is one line of a job list, run JOBS at a time.
+: >"$TMP/jobs"
+for i in "${!NAMES[@]}"; do
+  for op in "${OPS[@]}"; do
+    IFS='|' read -r name _ a b _ <<<"$op"
+    echo "$i $name A $a" >>"$TMP/jobs"
+    echo "$i $name B $b" >>"$TMP/jobs"
+  done
+done
+export BIN TMP
+runjob() { # i name A|B args...
+  local i=$1 name=$2 ab=$3; shift 3
+  local lib; lib=$(sed -n "$((i + 1))p" "$TMP/libs")
+  local out; out=$(LD_PRELOAD=$lib valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+                     "$BIN" "$@" 2>&1) || { echo "budget: ops $* failed under ${lib:-glibc}: $out" >&2; exit 1; }
+  sed -n 's/.*Collected : \([0-9]*\).*/\1/p' <<<"$out" >"$TMP/ir.$i.$name.$ab"
+}
+export -f runjob
+printf '%s\n' "${LIBS[@]}" >"$TMP/libs"
+xargs -P "$JOBS" -L 1 bash -c 'runjob "$@"' _ <"$TMP/jobs" || { echo "budget: a valgrind run failed" >&2; exit 2; }
+
+per_op() { # i name units
+  local a b; a=$(cat "$TMP/ir.$1.$2.A") b=$(cat "$TMP/ir.$1.$2.B")
+  awk -v a="$a" -v b="$b" -v u="$3" 'BEGIN { printf "%.1f", (b - a) / u }'
+}
+
+# ---- report ----------------------------------------------------------------------------
+declare -A BUD=()
+if [[ $MODE = check ]]; then
+  [[ -r $BUDGET ]] || { echo "budget: budget file $BUDGET not found" >&2; exit 2; }
+  while read -r k v _; do [[ -z $k || $k = \#* ]] || BUD[$k]=$v; done <"$BUDGET"
+fi
+FAIL=0
+if [[ $MODE = table ]]; then
+  hdr="| operation |" sep="|---|"
+  for n in "${NAMES[@]}"; do hdr+=" $n |"; sep+="---:|"; done
+else
+  hdr="| operation | name | axmalloc |" sep="|---|---|---:|"
+  [[ $MODE = check ]] && { hdr+=" budget | limit (+$TOL%) | |"; sep+="---:|---:|---|"; }
+fi
+echo "Instructions per operation (callgrind: (Ir(run B) - Ir(run A)) / ops; $N ops per run A, $NC for 64 KiB calloc)"
+echo
+echo "$hdr"; echo "$sep"
+: >"$TMP/budget.new"
+for op in "${OPS[@]}"; do
+  IFS='|' read -r name label _ _ units <<<"$op"
+  if [[ $MODE = table ]]; then
+    row="| $label |"
+    for i in "${!NAMES[@]}"; do row+=" $(per_op "$i" "$name" "$units") |"; done
+  else
+    v=$(per_op 0 "$name" "$units")
+    echo "$name $v" >>"$TMP/budget.new"
+    row="| $label | $name | $v |"
+    if [[ $MODE = check ]]; then
+      if [[ ! -v BUD[$name] ]]; then
+        row+=" - | - | NO BUDGET |"; FAIL=1
+      else
+        lim=$(awk -v b="${BUD[$name]}" -v t="$TOL" 'BEGIN { printf "%.1f", b * (1 + t / 100) }')
+        if awk -v v="$v" -v l="$lim" 'BEGIN { exit !(v > l) }'; then
+          row+=" ${BUD[$name]} | $lim | **OVER BUDGET** |"; FAIL=1
+        else
+          row+=" ${BUD[$name]} | $lim | ok |"
+        fi
+      fi
+    fi
+  fi
+  echo "$row"
+done
+for note in "${NOTES[@]}"; do echo; echo "Note: $note"; done
+if [[ $MODE = write ]]; then
+  {
+    echo "# Instruction budgets of axmalloc: callgrind instructions per operation, written by"
+    echo "# 'bash bench/callgrind/budget.sh --write' ($(${CC:-cc} --version | head -n 1), $(uname -m))."
+    echo "# t_budget fails when an operation exceeds its number here by more than 10%."
+    cat "$TMP/budget.new"
+  } >"$HERE/budget.txt"
+  echo; echo "budget: wrote $HERE/budget.txt" >&2
+fi
+if [[ $MODE = check ]]; then
+  if (( FAIL )); then echo; echo "budget: FAILED: an operation exceeds its budget ($BUDGET) by more than $TOL%"; exit 1; fi
+  echo; echo "budget: every operation within $TOL% of its budget ($BUDGET)"
+fi
