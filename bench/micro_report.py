@@ -79,6 +79,7 @@ for key in runs:
 if fam:
     # one panel: the family with the most thread counts (the malloc+free pairs), per allocator
     (binary, name), per = max(fam.items(), key=lambda kv: max(len(d) for d in kv[1].values()))
+    allocs = [a for a in allocs if a in per]  # e.g. axmalloc-forcemt only ran bm_st
     dat = os.path.join(out, "micro_threads.dat")
     threads = sorted({t for d in per.values() for t in d})
     with open(dat, "w") as f:

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Install deps, build natively (build/, Release), and run the workload comparison against glibc
-# (and the other allocators that bench/compare_workloads.sh knows).
+# Install deps, build natively (build/, Release), then compare axmalloc with glibc and every
+# peer installed (jemalloc, tcmalloc, mimalloc, tbbmalloc) side by side:
+#   1. the seed workloads (bench/workloads), preloaded, plus axmalloc linked in statically;
+#   2. the Google Benchmark micro-benchmarks (bench/bm_*), preloaded;
+#   3. instructions per operation under callgrind (bench/callgrind/budget.sh).
+# Writes build/results/ (markdown, JSON, PNG plots) and bench/RESULTS.md (the summary with
+# the machine, versions, page size and date). About 8 minutes on 2 cores.
 #
-#   bash scripts/bench.sh            # 5 runs per workload
-#   RUNS=10 bash scripts/bench.sh
+#   bash scripts/bench.sh
+#   RUNS=5 MICRO_REPS=3 bash scripts/bench.sh
 #
 # Environment: AX_SKIP_DEPS=1 skips scripts/deps.sh; JOBS (default 2) build parallelism;
-# AX_CMAKE_ARGS extra cmake configure arguments.
-# The table is written to build/workloads.md (by bench/compare_workloads.sh).
+# AX_CMAKE_ARGS extra cmake configure arguments; ALLOCATORS as in compare_workloads.sh.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,26 +20,51 @@ cd "$ROOT"
 source "$ROOT/scripts/lib.sh"
 
 BUILD_DIR=build
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-3}
+MICRO_REPS=${MICRO_REPS:-2}
+export ALLOCATORS=${ALLOCATORS:-all axmalloc-static}
 read -r -a EXTRA_CMAKE_ARGS <<<"${AX_CMAKE_ARGS:-}"
 
 if [[ ${AX_SKIP_DEPS:-0} != 1 ]]; then
   bash "$ROOT/scripts/deps.sh"
 fi
-
 ax_configure "$BUILD_DIR" "" "${EXTRA_CMAKE_ARGS[@]}"
 ax_build "$BUILD_DIR"
+RES=$ROOT/$BUILD_DIR/results
+mkdir -p "$RES"
 
-if [[ ! -f bench/compare_workloads.sh ]]; then
-  echo "bench.sh: bench/compare_workloads.sh is missing" >&2
-  exit 1
-fi
+echo "bench.sh: [1/3] workloads, $RUNS interleaved runs, allocators: $ALLOCATORS" >&2
 bash bench/compare_workloads.sh "$BUILD_DIR" "$RUNS"
+echo "bench.sh: [2/3] micro-benchmarks, $MICRO_REPS repetitions" >&2
+ALLOCATORS=all BM_MIN_TIME=${BM_MIN_TIME:-0.05} bash bench/compare_micro.sh "$BUILD_DIR" "$MICRO_REPS" >/dev/null
+echo "bench.sh: [3/3] instructions per operation (callgrind)" >&2
+bash bench/callgrind/budget.sh "$BUILD_DIR" >"$RES/instructions.md"
 
-table=$ROOT/$BUILD_DIR/workloads.md
-if [[ -f $table ]]; then
-  printf '\nbench.sh: the table is in %s\n' "$table"
-else
-  echo "bench.sh: compare_workloads.sh finished but wrote no $table" >&2
-  exit 1
-fi
+# ---- bench/RESULTS.md --------------------------------------------------------------------
+ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed"; }
+{
+  echo "# Latest benchmark results"
+  echo
+  echo "Made by \`bash scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'). Plots and JSON:"
+  echo "\`build/results/\` (time.png, rss.png, micro_threads.png, workloads.json, micro.json)."
+  echo
+  echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, $(uname -m)"
+  echo "- OS page size: $(getconf PAGESIZE) B; kernel $(uname -r)"
+  echo "- glibc $(ldd --version | head -1 | awk '{print $NF}'); jemalloc $(ver libjemalloc2);" \
+    "tcmalloc $(ver libtcmalloc-minimal4); mimalloc $(ver libmimalloc2.0); tbbmalloc $(ver libtbbmalloc2)"
+  echo "- axmalloc $(git -C "$ROOT" describe --always --dirty 2>/dev/null)"
+  echo
+  echo "## Workloads (wall time, median of $RUNS interleaved runs)"
+  echo
+  cat "$RES/workloads.md"
+  echo
+  echo "## Micro-benchmarks (Google Benchmark, median of $MICRO_REPS runs)"
+  echo
+  cat "$RES/micro.md"
+  echo
+  echo "## Instructions per operation (callgrind)"
+  echo
+  cat "$RES/instructions.md"
+} >"$ROOT/bench/RESULTS.md"
+
+printf '\nbench.sh: summary in %s; tables, JSON and plots in %s\n' "$ROOT/bench/RESULTS.md" "$RES"

@@ -113,18 +113,19 @@ fi
 # ---- native -----------------------------------------------------------------------------
 # The default run, then the same suite down every other path the allocator can take here:
 # atomics forced on while single-threaded, each bulk kernel forced, 16 and 64 KiB pages.
-# (The variants skip t_preload, which runs host programs and does not depend on them.)
+# (The variants skip t_preload, which runs host programs and does not depend on them, and
+# t_budget, whose instruction counts are those of the default paths.)
 log "native: configure + build ($NATIVE_DIR, Release)"
 t0=$SECONDS stage_t0=$SECONDS
 if ax_configure "$NATIVE_DIR" "" "${EXTRA_CMAKE_ARGS[@]}" && ax_build "$NATIVE_DIR"; then
   run_ctest native "$NATIVE_DIR" "$NATIVE_TIMEOUT"
   if [[ ${AX_QUICK:-0} != 1 ]]; then
-    run_ctest native/force-mt "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_MT=1 -- -E t_preload
+    run_ctest native/force-mt "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_MT=1 -- -E "t_preload|t_budget"
     for isa in ${AX_NATIVE_ISAS:-sse2 avx2 avx512 erms}; do
-      run_ctest "native/isa=$isa" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_ISA=$isa -- -E t_preload
+      run_ctest "native/isa=$isa" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_ISA=$isa -- -E "t_preload|t_budget"
     done
     for ps in 16384 65536; do
-      run_ctest "native/page=$ps" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_PAGE_SIZE=$ps -- -E t_preload
+      run_ctest "native/page=$ps" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_PAGE_SIZE=$ps -- -E "t_preload|t_budget"
     done
   fi
 else
