@@ -61,6 +61,21 @@ static bool cache_put(ax_segment_t *seg) {
 
 void axi_huge_cache_trim(bool force) { axi_segcache_trim(&cache, force); }
 
+/* Zero [p, p + size) of a mapping: whole OS pages by handing them back to the kernel,
+ * the ragged ends (and everything, should madvise refuse) with the bulk kernel.
+ * pre: p 16-byte aligned. */
+static void huge_zero(char *p, size_t size) {
+  size_t n = (size + 15) & ~(size_t)15;
+  char *lo = (char *)(((uintptr_t)p + axi_os_page - 1) & ~(axi_os_page - 1));
+  char *hi = (char *)(((uintptr_t)p + n) & ~(axi_os_page - 1));
+  if (hi <= lo || !axi_os_zero_pages(lo, (size_t)(hi - lo))) {
+    axi_bulk_zero(p, n);
+    return;
+  }
+  axi_bulk_zero(p, (size_t)(lo - p));
+  axi_bulk_zero(hi, (size_t)(p + n - hi));
+}
+
 static void *huge_setup(ax_segment_t *seg, uintptr_t off) {
   seg->kind = AX_KIND_HUGE;
   seg->page_shift = AX_SEGMENT_SHIFT; /* every valid pointer is in the first 4 MiB */
@@ -95,8 +110,12 @@ void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
   heap->stats.huge_allocs++;
   axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak, (intptr_t)seg->map_size);
   void *p = huge_setup(seg, off);
+  /* A fresh mapping is zero: calloc touches none of its pages. A cached one is made zero
+   * by giving its pages back (they fault in as zero pages when used), not by writing
+   * zeroes: calloc(64 MiB) then free in a loop wrote 64 MiB each time (bm_calloc/fresh:
+   * 900 us against glibc's 10 us, which maps afresh). */
   if (zero && !fresh)
-    axi_bulk_zero(p, (size + 15) & ~(size_t)15); /* fresh mappings are zero: no page touched */
+    huge_zero(p, size);
   return p;
 }
 

@@ -146,6 +146,17 @@ void axi_os_purge(void *p, size_t size) {
   axi_stat_add(&axi_stats.os_committed, NULL, -(intptr_t)size);
 }
 
+/* pre: p and size multiples of the OS page. post: true when the range reads as zero now
+ * (its pages went back to the kernel and fault in as zero pages); the mapping's
+ * accounting is the caller's. */
+bool axi_os_zero_pages(void *p, size_t size) {
+  int saved = errno;
+  int rc = madvise(p, size, MADV_DONTNEED);
+  errno = saved;
+  ax_atomic_fetch_add_relaxed(&axi_stats.madvise_calls, 1);
+  return rc == 0;
+}
+
 /* ---- time and randomness ------------------------------------------------------------ */
 
 uint64_t axi_now_ms(void) {

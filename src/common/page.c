@@ -256,7 +256,8 @@ static void retire_empty(ax_heap_t *heap, uint64_t now, bool force) {
     unsigned c = (unsigned)__builtin_ctzll(mask);
     for (ax_page_t *page = heap->queue[c].first, *after; page; page = after) {
       after = page->next;
-      if (page->used != 0 || (!force && page == heap->queue[c].first && !after))
+      bool last = page == heap->queue[c].first && !after;
+      if (page->used != 0 || (!force && last && axi_class_kind(c) != AX_KIND_LARGE))
         continue;
       uint64_t due = page->retired_ms + axi_options.purge_delay_ms;
       if (force || due <= now) {
@@ -372,17 +373,15 @@ void axi_free_slow(ax_page_t *page, ax_block_t *b) {
     page_unfull(heap, page);
   if (page->used != 0)
     return;
-  /* A large page (one per segment, blocks of 128 KiB to 1 MiB) goes at once: kept, it
-   * pinned its dirty blocks (wl_bitset: 1.8 MB for a bitset regrown by doubling). Other
-   * empty pages wait in their queue (retire_empty); the last of a class stays, so that a
-   * malloc/free loop does not thrash. */
-  if (axi_class_kind(page->cls) == AX_KIND_LARGE) {
-    queue_remove(heap, page);
-    axi_page_count_mallocs(heap, page);
-    axi_segment_page_retire(heap, page);
-  } else {
+  /* An empty page waits in its queue for the purge delay (retire_empty), so that a
+   * malloc/free loop does not thrash. The last page of a small or medium class stays for
+   * good; a large page (one per segment, blocks of 128 KiB to 1 MiB) goes after the delay
+   * even so: kept for good, it pinned its dirty blocks (wl_bitset: 1.8 MB for a bitset
+   * regrown by doubling), and retired at once, a malloc/free loop of 256 KiB cost 10x
+   * glibc's time (bm_pairs). */
+  {
     ax_pageq_t *q = &heap->queue[page->cls];
-    if (q->first == page && !page->next)
+    if (q->first == page && !page->next && axi_class_kind(page->cls) != AX_KIND_LARGE)
       return;
     page->retired_ms = axi_now_ms(); /* empty since */
     heap->empty_classes |= (uint64_t)1 << page->cls;
