@@ -216,6 +216,7 @@ AXI_HIDDEN void *axi_os_map_aligned(size_t size);
 AXI_HIDDEN void axi_os_unmap(void *p, size_t size);
 AXI_HIDDEN void axi_os_purge(void *p, size_t size);
 AXI_HIDDEN bool axi_os_zero_pages(void *p, size_t size);
+AXI_HIDDEN bool axi_os_resident(const void *p);
 AXI_HIDDEN void *axi_os_remap_aligned(void *p, size_t old_size, size_t new_size);
 AXI_HIDDEN uint64_t axi_now_ms(void);
 AXI_HIDDEN uint64_t axi_random(void);

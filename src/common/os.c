@@ -157,6 +157,17 @@ bool axi_os_zero_pages(void *p, size_t size) {
   return rc == 0;
 }
 
+/* post: true when the OS page holding p is in memory (mincore), false when it is not or
+ * the kernel will not say. */
+bool axi_os_resident(const void *p) {
+  unsigned char vec = 0;
+  int saved = errno;
+  uintptr_t page = (uintptr_t)p & ~(uintptr_t)(getpagesize() - 1);
+  int rc = mincore((void *)page, 1, &vec);
+  errno = saved;
+  return rc == 0 && (vec & 1);
+}
+
 /* ---- time and randomness ------------------------------------------------------------ */
 
 uint64_t axi_now_ms(void) {
