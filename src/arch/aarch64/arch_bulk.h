@@ -73,21 +73,7 @@ AX_ARCH_BULK_FEATURES(AX_BULK_HAS)
  * no stdio, errno unchanged. */
 __attribute__((visibility("hidden"))) void ax_arch_bulk_detect(void);
 
-/* ---- the dispatch plan ------------------------------------------------------------- */
-
-/* A plan is up to AX_BULK_STEPS steps {from, kernel}: the kernel named `kernel` ("libc" is
- * memset/memcpy) handles sizes from `from` up to the next step's `from`. Steps ascend; the
- * first has from = 0; unused steps have kernel = NULL.
- * ax_arch_bulk_plan: the measured plan for the CPU found by ax_arch_bulk_detect (only
- * supported kernels in it). pre: ax_arch_bulk_detect ran. Allocates nothing. */
-#define AX_BULK_STEPS 6
-typedef struct ax_bulk_step {
-  size_t from;
-  const char *kernel;
-} ax_bulk_step_t;
-
-__attribute__((visibility("hidden"))) void ax_arch_bulk_plan(ax_bulk_step_t zero[AX_BULK_STEPS],
-                                                             ax_bulk_step_t copy[AX_BULK_STEPS]);
+#include "../bulk_plan.h" /* the dispatch plan type, the same for every backend */
 
 #endif /* AX_BULK_FOREIGN */
 #endif
