@@ -78,15 +78,18 @@ static AX_NOINLINE void free_local_suspect(ax_page_t *page, ax_block_t *b) {
     axi_free_slow(page, b);
 }
 
-/* Every call below is a tail call, so the fast path saves no register. */
-static inline void free_block(const char *fn, void *p) {
+/* Every call below is a tail call, so the fast path saves no register.
+ * shift: the page shift when the caller knows it from the block's size (sized free),
+ * which takes the load of seg->page_shift off the path to the page; 0 to load it. */
+static inline void free_block(const char *fn, void *p, unsigned shift) {
   ax_segment_t *seg = axi_segment_of(p);
   if (ax_unlikely(!axi_segmap_has((uintptr_t)seg)))
     return free_irregular(fn, seg, NULL, p);
-  ax_page_t *page = axi_page_of(seg, p);
+  ax_page_t *page = &seg->pages[((uintptr_t)p - (uintptr_t)seg) >> (shift ? shift : seg->page_shift)];
   uintptr_t off = (uintptr_t)p - page->area;
-  if (ax_unlikely(off >= page->area_size || off * page->div_magic >= page->div_magic))
-    return free_irregular(fn, seg, page, p);
+  if (ax_unlikely(off >= page->area_size || off * page->div_magic >= page->div_magic ||
+                  (shift && shift != seg->page_shift)))
+    return shift ? free_block(fn, p, 0) : free_irregular(fn, seg, page, p);
   ax_block_t *b = p;
   if (ax_likely(ax_atomic_load_relaxed(&seg->owner) == ax_arch_thread_id())) {
     uintptr_t link = (uintptr_t)axi_decode(page, b->next_enc);
@@ -101,7 +104,17 @@ static inline void free_block(const char *fn, void *p) {
   return axi_remote_free(seg, page, b);
 }
 
-void ax_free(void *p) { free_block("free", p); }
+void ax_free(void *p) { free_block("free", p, 0); }
+
+/* free_sized, sized operator delete: the size names the page kind, hence the page shift.
+ * A size that does not match the block (a caller's bug, or an aligned block served from a
+ * larger class) only costs the unsized path, which checks everything again. */
+void ax_free_sized(void *p, size_t size) {
+  unsigned shift = size <= AX_SMALL_MAX    ? AX_SMALL_PAGE_SHIFT
+                   : size <= AX_MEDIUM_MAX ? AX_MEDIUM_PAGE_SHIFT
+                                           : AX_LARGE_PAGE_SHIFT; /* large; huge: fails over */
+  free_block("free_sized", p, shift);
+}
 
 /* ---- sizes -------------------------------------------------------------------------- */
 
