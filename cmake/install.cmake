@@ -1,1 +1,97 @@
-# placeholder: filled in by issue 5/6 work
+# cmake --install: the header, both libraries, the relocatable axmalloc.o, a CMake package
+# and a pkg-config file. Included from the top CMakeLists.txt once the targets exist.
+#
+#   <prefix>/include/axmalloc.h
+#   <prefix>/<libdir>/libaxmalloc.so -> libaxmalloc.so.0 -> libaxmalloc.so.0.1
+#   <prefix>/<libdir>/libaxmalloc.a
+#   <prefix>/<libdir>/axmalloc.o
+#   <prefix>/<libdir>/cmake/axmalloc/axmalloc-config.cmake, axmalloc-config-version.cmake
+#   <prefix>/<libdir>/pkgconfig/axmalloc.pc
+#
+# <libdir> comes from GNUInstallDirs: "lib" for most prefixes, lib/<multiarch> (for example
+# lib/x86_64-linux-gnu) on Debian when the prefix is /usr.
+#
+# The targets' include directories are build-tree paths, so install(EXPORT) cannot export
+# them; axmalloc-config.cmake creates the imported targets itself, with every path derived
+# from its own location, so the installed tree can be moved as a whole.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+# SONAME libaxmalloc.so.<major>: an ABI break bumps the project's major version.
+set_target_properties(axmalloc PROPERTIES
+  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+
+# Link options for static consumers, used by the CMake package and the .pc:
+# - -u,malloc pulls the allocator out of libaxmalloc.a even when the program never calls
+#   malloc itself (otherwise such a program silently keeps glibc's malloc);
+# - AX_CXX_STATIC_LINK_FLAGS (top CMakeLists.txt) make a static C++ program link
+#   libstdc++'s bad_alloc typeinfo and throw machinery, which new_delete.cc references
+#   only weakly so that C programs need no libstdc++. C++ links only: -u turns those weak
+#   references into strong ones, and a C program that links new_delete.cc's code
+#   (axmalloc.o, or the archive under --whole-archive) then fails with undefined
+#   __cxa_throw. From the plain archive a C program never takes new_delete.cc.o, which
+#   is why the .pc file, which cannot tell C from C++, may carry them.
+if(NOT DEFINED AX_CXX_STATIC_LINK_FLAGS)
+  set(AX_CXX_STATIC_LINK_FLAGS
+    "-Wl,-u,_ZTISt9bad_alloc,-u,__cxa_throw,-u,__cxa_allocate_exception")
+endif()
+set(AX_PC_STATIC_FLAGS "-Wl,-u,malloc ${AX_CXX_STATIC_LINK_FLAGS}")
+
+install(FILES ${PROJECT_SOURCE_DIR}/include/axmalloc.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS axmalloc axmalloc_static
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES ${AX_RELOC_OBJECT} DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+# ---- CMake package -------------------------------------------------------------------
+set(AX_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/axmalloc)
+# Names of the installed files, for the imported targets.
+set(AX_SHARED_NAME
+  ${CMAKE_SHARED_LIBRARY_PREFIX}axmalloc${CMAKE_SHARED_LIBRARY_SUFFIX}.${PROJECT_VERSION})
+set(AX_SONAME
+  ${CMAKE_SHARED_LIBRARY_PREFIX}axmalloc${CMAKE_SHARED_LIBRARY_SUFFIX}.${PROJECT_VERSION_MAJOR})
+set(AX_STATIC_NAME ${CMAKE_STATIC_LIBRARY_PREFIX}axmalloc${CMAKE_STATIC_LIBRARY_SUFFIX})
+configure_package_config_file(
+  ${PROJECT_SOURCE_DIR}/cmake/axmalloc-config.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/axmalloc-config.cmake
+  INSTALL_DESTINATION ${AX_CMAKE_DIR}
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_LIBDIR)
+# Same SONAME, same ABI: a 0.x consumer accepts any 0.y >= x.
+write_basic_package_version_file(
+  ${CMAKE_CURRENT_BINARY_DIR}/axmalloc-config-version.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/axmalloc-config.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/axmalloc-config-version.cmake
+        DESTINATION ${AX_CMAKE_DIR})
+
+# ---- pkg-config ------------------------------------------------------------------------
+# The prefix is only known at install time (cmake --install --prefix <p> overrides the
+# configured one), so the .pc file is written then, with absolute paths like every .pc
+# file of the distribution. It is written into a directory named after the prefix so
+# that two installs of this build tree at once cannot mix their files.
+foreach(dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
+    set(AX_PC_${dir} "${CMAKE_INSTALL_${dir}}")
+  else()
+    set(AX_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
+  endif()
+endforeach()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(AX_PC_DEST "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+else()
+  set(AX_PC_DEST "\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+endif()
+install(CODE "
+  set(AX_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  set(AX_PC_LIBDIR [=[${AX_PC_LIBDIR}]=])
+  set(AX_PC_INCLUDEDIR [=[${AX_PC_INCLUDEDIR}]=])
+  set(AX_PC_VERSION \"${PROJECT_VERSION}\")
+  set(AX_PC_STATIC_FLAGS \"${AX_PC_STATIC_FLAGS}\")
+  string(SHA1 ax_pc_key \"\${CMAKE_INSTALL_PREFIX}\")
+  set(ax_pc_dir \"${CMAKE_CURRENT_BINARY_DIR}/ax-pkgconfig/\${ax_pc_key}\")
+  configure_file(\"${PROJECT_SOURCE_DIR}/cmake/axmalloc.pc.in\" \"\${ax_pc_dir}/axmalloc.pc\"
+                 @ONLY)
+  file(INSTALL DESTINATION \"${AX_PC_DEST}\"
+       TYPE FILE FILES \"\${ax_pc_dir}/axmalloc.pc\")
+")

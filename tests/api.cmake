@@ -36,3 +36,7 @@ foreach(ps 16384 65536)
   add_test(NAME t_pagesize.${ps} COMMAND t_pagesize)
   set_tests_properties(t_pagesize.${ps} PROPERTIES ENVIRONMENT "AXMALLOC_PAGE_SIZE=${ps}")
 endforeach()
+
+# glibc extras: malloc_trim, mallinfo2/mallinfo, malloc_stats, malloc_info, mallopt,
+# reallocarray, cfree, free_sized, free_aligned_sized
+ax_test(t_extras SOURCES t_extras.c)

@@ -1,1 +1,31 @@
 # placeholder: filled in by issue 5/6 work
+
+# ---- checked mode (src/common/check.c) ------------------------------------------------
+# t_check: every detection (overflow, double free, use after free, corrupted free list)
+# for small/medium/large/huge blocks and cross-thread frees, each in a forked child that
+# must die of SIGABRT with the exact message (t_check.c checks both). In an AX_CHECKED=ON
+# build checked mode is always on; otherwise AXMALLOC_CHECK=1 switches it on.
+ax_test(t_check SOURCES t_check.c ENV AXMALLOC_CHECK=1)
+set_tests_properties(t_check PROPERTIES LABELS checked)
+
+# Correct programs raise no false alarm in checked mode: the same tests again. (t_api,
+# t_realloc and t_stats are left out: they assert malloc_usable_size() == the class size
+# and per-class counts, which checked mode changes by design: usable size = requested.)
+set(AX_CHECKED_RUNS
+  "t_churn" "t_calloc" "t_align" "t_errno" "t_trim"
+  "t_mt_storm|4|${AX_SYS_STORM_ITERS}"
+  "t_mt_prodcons|${AX_SYS_PRODCONS_BLOCKS}"
+  "t_fork|${AX_SYS_FORKS}|${AX_SYS_FORK_TIMEOUT}|${AX_SYS_FORK_CHILD_THREAD}")
+foreach(run ${AX_CHECKED_RUNS})
+  string(REPLACE "|" ";" run "${run}")
+  list(POP_FRONT run t)
+  add_test(NAME ${t}.checked COMMAND ${t} ${run})
+  set_tests_properties(${t}.checked PROPERTIES ENVIRONMENT "AXMALLOC_CHECK=1" LABELS checked
+                       TIMEOUT ${AX_SYS_TIMEOUT})
+endforeach()
+
+# ---- the default build's cheap checks (tests/t_badfree.c) ------------------------------
+# t_badfree (registered in api.cmake) also corrupts segment headers and page descriptors:
+# it reads their layout from src/common/internal.h.
+target_include_directories(t_badfree PRIVATE ${PROJECT_SOURCE_DIR}/src/common
+                           ${PROJECT_SOURCE_DIR}/src/arch/${AX_ARCH})

@@ -1,1 +1,36 @@
-# placeholder: filled in by issue 5/6 work
+# C++ operators new/delete (src/common/new_delete.cc), from the shared library and linked
+# -static, natively and under qemu-aarch64.
+
+# Dynamic: libaxmalloc.so's operators win over libstdc++'s (dladdr proves it).
+ax_test(t_cxx_new SOURCES t_cxx_new.cc LIBS ${CMAKE_DL_LIBS})
+set_target_properties(t_cxx_new PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+ax_expect_fail(t_cxx_new.baddelete t_cxx_new ARGS baddelete
+               REGEX "axmalloc: free_sized\\(\\): invalid pointer 0x[0-9a-f]+")
+
+# -static against libaxmalloc.a, with the flags the CMake package and axmalloc.pc add.
+ax_sys_static(t_cxx_new_static SOURCES t_cxx_new.cc DEFS AX_STATIC LIBS axmalloc_static
+              OPTIONS ${AX_CXX_STATIC_LINK_FLAGS})
+set_target_properties(t_cxx_new_static PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+add_test(NAME t_cxx_new_static COMMAND t_cxx_new_static)
+ax_expect_fail(t_cxx_new_static.baddelete t_cxx_new_static ARGS baddelete
+               REGEX "axmalloc: free_sized\\(\\): invalid pointer 0x[0-9a-f]+")
+
+# A program that never names std::bad_alloc: dynamically and with the -u flags, a failed
+# new is a catchable exception; -static without them, axmalloc's message says what to add.
+ax_test(t_cxx_nobadalloc SOURCES t_cxx_nobadalloc.cc)
+set_tests_properties(t_cxx_nobadalloc PROPERTIES PASS_REGULAR_EXPRESSION "caught")
+ax_sys_static(t_cxx_nobadalloc_u SOURCES t_cxx_nobadalloc.cc LIBS axmalloc_static
+              OPTIONS ${AX_CXX_STATIC_LINK_FLAGS})
+add_test(NAME t_cxx_nobadalloc_u COMMAND t_cxx_nobadalloc_u)
+set_tests_properties(t_cxx_nobadalloc_u PROPERTIES PASS_REGULAR_EXPRESSION "caught")
+ax_sys_static(t_cxx_nobadalloc_static SOURCES t_cxx_nobadalloc.cc LIBS axmalloc_static)
+ax_expect_fail(t_cxx_nobadalloc_static t_cxx_nobadalloc_static
+  REGEX "axmalloc: operator new\\([0-9]+\\): out of memory, and std::bad_alloc is not linked in \\(static link: add -Wl,-u,_ZTISt9bad_alloc")
+
+# The operators' object asks nothing of the C++ runtime but weakly, so that C programs
+# link it (axmalloc.o, --whole-archive) without libstdc++.
+add_test(NAME t_cxx_weakrefs
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/t_cxx_weakrefs.sh ${CMAKE_NM} ${AX_RELOC_OBJECT})
+set_tests_properties(t_cxx_new t_cxx_new_static t_cxx_nobadalloc t_cxx_nobadalloc_u
+  t_cxx_nobadalloc_static t_cxx_weakrefs t_cxx_new.baddelete t_cxx_new_static.baddelete
+  PROPERTIES LABELS cxx)

@@ -95,15 +95,22 @@ function(ax_sys_stats_test name target)
   set_tests_properties(${name} PROPERTIES TIMEOUT ${AX_SYS_TIMEOUT} LABELS "system;static")
 endfunction()
 
+# ax_sys_static(<name> SOURCES .. [LIBS ..] [DEFS ..] [OPTIONS <link options>] [DEPENDS ..]
+#               [PIE]): a -static program (-static-pie with PIE).
 function(ax_sys_static name)
-  cmake_parse_arguments(S "" "" "SOURCES;LIBS;DEFS;OPTIONS;DEPENDS" ${ARGN})
+  cmake_parse_arguments(S "PIE" "" "SOURCES;LIBS;DEFS;OPTIONS;DEPENDS" ${ARGN})
   add_executable(${name} ${S_SOURCES})
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
                              ${PROJECT_SOURCE_DIR}/include)
   target_compile_options(${name} PRIVATE -Wall -Wextra -Wno-unused-parameter)
   target_compile_definitions(${name} PRIVATE ${S_DEFS})
   target_link_libraries(${name} PRIVATE ${S_LIBS} Threads::Threads)
-  target_link_options(${name} PRIVATE -static ${S_OPTIONS})
+  if(S_PIE)
+    set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    target_link_options(${name} PRIVATE -static-pie ${S_OPTIONS})
+  else()
+    target_link_options(${name} PRIVATE -static ${S_OPTIONS})
+  endif()
   if(S_DEPENDS)
     add_dependencies(${name} ${S_DEPENDS})
   endif()
@@ -143,6 +150,31 @@ ax_sys_stats_test(t_static_nomalloc_wa t_static_nomalloc_wa)
 ax_sys_static(t_static_nomalloc_u SOURCES t_static_nomalloc.c LIBS axmalloc_static
               OPTIONS -Wl,-u,malloc)
 ax_sys_stats_test(t_static_nomalloc_u t_static_nomalloc_u)
+
+# -static-pie: a position-independent static program (axmalloc's objects are PIC).
+ax_sys_static(t_static_pie_c SOURCES t_static_c.c LIBS axmalloc_static PIE)
+add_test(NAME t_static_pie_c COMMAND t_static_pie_c)
+ax_sys_static(t_static_pie_cxx SOURCES t_static_cxx.cc LIBS axmalloc_static PIE
+              OPTIONS ${AX_CXX_STATIC_LINK_FLAGS})
+set_target_properties(t_static_pie_cxx PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+add_test(NAME t_static_pie_cxx COMMAND t_static_pie_cxx)
+ax_sys_stats_test(t_static_pie_cxx_stats t_static_pie_cxx)
+# ... and its binaries are really static PIE (ET_DYN without an interpreter).
+add_test(NAME t_static_pie_kind
+  COMMAND sh -c "f=$1; readelf -h \"$f\" | grep -q 'DYN' && ! readelf -l \"$f\" | grep -q INTERP && echo static-pie: ok"
+          sh $<TARGET_FILE:t_static_pie_cxx>)
+set_tests_properties(t_static_pie_c t_static_pie_cxx t_static_pie_kind PROPERTIES
+  LABELS "system;static" )
+set_tests_properties(t_static_pie_kind PROPERTIES PASS_REGULAR_EXPRESSION "static-pie: ok")
+
+# Link order: libc before axmalloc must not link (a duplicate malloc), never mix.
+add_test(NAME t_linkorder
+  COMMAND ${CMAKE_COMMAND} -DAX_CC=${CMAKE_C_COMPILER} -DAX_INCLUDE=${PROJECT_SOURCE_DIR}/include
+          -DAX_LIB=$<TARGET_FILE:axmalloc_static> -DAX_OBJ=${AX_RELOC_OBJECT}
+          -DAX_SRC=${CMAKE_CURRENT_SOURCE_DIR}/t_linkorder.c
+          -DAX_WORK=${CMAKE_CURRENT_BINARY_DIR}/t_linkorder.d
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/t_linkorder.cmake)
+set_tests_properties(t_linkorder PROPERTIES LABELS "system;static")
 
 # ---- LD_PRELOAD into real host programs (host binaries: native builds only) ----------
 if(NOT CMAKE_CROSSCOMPILING)

@@ -1,6 +1,9 @@
 /* Bad input: freeing a pointer axmalloc never returned, or freeing twice, aborts with
  *   axmalloc: free(): invalid pointer <p>   resp.   axmalloc: free(): double free <p>
- * (<p> as %p prints it). Each case runs in a forked child (so it also works under qemu-user,
+ * (<p> as %p prints it), and a stray write over a segment header or a page descriptor
+ * that the next free or page allocation sees aborts with
+ *   axmalloc: corrupted segment metadata at <header or descriptor>
+ * (the metadata modes use the layout from src/common/internal.h). Each case runs in a forked child (so it also works under qemu-user,
  * which has no exec of foreign binaries) whose stderr is captured through a pipe; the
  * parent checks that the child died of SIGABRT and printed the exact message.
  *
@@ -14,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "testutil.h"
 
 #pragma GCC diagnostic ignored "-Wfree-nonheap-object"
@@ -27,6 +31,8 @@ static char static_array[256] __attribute__((aligned(64)));
 static char *blk64, *dbl, *huge, *dbl_huge, *dbl_inter;
 static char *mapped;
 static char *stack_ptr;
+static void *volatile sink;
+static char *cor_blk; /* the second 3000-byte block of its page (not at offset 0) */
 
 static void setup(void) {
   blk64 = malloc(64);
@@ -34,6 +40,9 @@ static void setup(void) {
   huge = malloc(3 * MIB);
   dbl_huge = malloc(2 * MIB + 4096);
   dbl_inter = malloc(5000);
+  void *first = malloc(3000);
+  cor_blk = malloc(3000);
+  CHECK(first && cor_blk && ((uintptr_t)cor_blk & 0xffff) != 0);
   mapped = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   CHECK(blk64 && dbl && huge && dbl_huge && dbl_inter && mapped != MAP_FAILED);
 }
@@ -77,11 +86,43 @@ static void act_double_other_blocks(void) {
   free(dbl_inter);
   free(b);
 }
-static void *volatile sink;
 static void *realloc_mid_addr(void) { return blk64 + 16; }
 static void act_realloc_mid(void) { sink = realloc(blk64 + 16, 200); }
 static void *realloc_static_addr(void) { return static_array + 64; }
 static void act_realloc_static(void) { sink = realloc(static_array + 64, 200); }
+
+/* Stray writes over metadata. page_shift 40: free() computes page 0 for every pointer,
+ * whose block-start test then fails (cor_blk is not in page 0: page 0 holds the first
+ * class this process used). */
+static ax_segment_t *cor_seg(void) { return axi_segment_of(cor_blk); }
+static ax_page_t *cor_page(void) { return axi_page_of(cor_seg(), cor_blk); }
+static void *cor_seg_addr(void) { return cor_seg(); }
+static void *cor_page_addr(void) { return cor_page(); }
+static void act_corrupt_shift(void) {
+  CHECK(cor_page() != &cor_seg()->pages[0]);
+  cor_seg()->page_shift = 40;
+  free(cor_blk);
+}
+static void act_corrupt_area(void) {
+  cor_page()->area += 16;
+  free(cor_blk);
+}
+static void act_corrupt_magic(void) {
+  cor_page()->div_magic = 3;
+  free(cor_blk);
+}
+/* the header's cookie: seen when the heap takes its next page from this segment */
+static void act_corrupt_cookie(void) {
+  cor_seg()->cookie ^= 0x1000;
+  for (int i = 0; i < 200; i++)
+    sink = malloc(3000);
+}
+/* kind: seen by a free that leaves the fast path (here a pointer into a block's middle,
+ * which would otherwise be reported as an invalid pointer) */
+static void act_corrupt_kind(void) {
+  cor_seg()->kind = 7;
+  free(cor_blk + 16);
+}
 
 static const struct mode modes[] = {
     {"stack", "axmalloc: free(): invalid pointer", stack_addr, act_stack, NULL},
@@ -101,6 +142,16 @@ static const struct mode modes[] = {
      * message is not pinned down, only "invalid pointer <p>" */
     {"realloc_middle", "invalid pointer", realloc_mid_addr, act_realloc_mid, NULL},
     {"realloc_static", "invalid pointer", realloc_static_addr, act_realloc_static, NULL},
+    {"corrupt_shift", "axmalloc: corrupted segment metadata at", cor_seg_addr, act_corrupt_shift,
+     NULL},
+    {"corrupt_area", "axmalloc: corrupted segment metadata at", cor_page_addr, act_corrupt_area,
+     NULL},
+    {"corrupt_magic", "axmalloc: corrupted segment metadata at", cor_page_addr, act_corrupt_magic,
+     NULL},
+    {"corrupt_cookie", "axmalloc: corrupted segment metadata at", cor_seg_addr, act_corrupt_cookie,
+     NULL},
+    {"corrupt_kind", "axmalloc: corrupted segment metadata at", cor_seg_addr, act_corrupt_kind,
+     NULL},
 };
 #define NMODES (sizeof modes / sizeof modes[0])
 

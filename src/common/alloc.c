@@ -3,7 +3,10 @@
  *   malloc(n <= 1 KiB): page = heap->direct[(n+15)>>4]; pop page->free; used++.
  *   free(p):            seg = p & ~4 MiB; check the segment map and that p starts a block;
  *                       owner? push on page->local_free, used--  :  CAS onto thread_free.
- * No lock and no atomic read-modify-write on either fast path.
+ * No lock and no atomic read-modify-write on either fast path. Checked mode (check.c) and
+ * the valgrind hooks (track.h, AX_VALGRIND builds only) leave both paths as they are: in
+ * checked mode the direct table holds only the empty page and every page's div_magic is 0,
+ * so malloc and free fall through to branches that exist anyway.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -19,9 +22,11 @@ static inline void *heap_malloc(ax_heap_t *heap, size_t n) {
     ax_page_t *page = heap->direct[(n + 15) >> 4];
     ax_block_t *b = page->free;
     if (ax_likely(b != NULL)) {
-      page->free = axi_decode(page, b->next_enc);
+      page->free = axi_link(page, b);
       page->used++;
+      AX_TRACK_UNDEFINED(b, sizeof *b);
       b->next_enc = 0; /* a live block must not look free to free()'s double-free check */
+      AX_TRACK_MALLOC(b, page->block_size, 0);
       return b;
     }
   }
@@ -41,9 +46,11 @@ void *ax_calloc(size_t count, size_t size) {
     ax_page_t *page = heap->direct[(n + 15) >> 4];
     ax_block_t *b = page->free;
     if (ax_likely(b != NULL)) {
-      page->free = axi_decode(page, b->next_enc);
+      page->free = axi_link(page, b);
       page->used++;
+      AX_TRACK_UNDEFINED(b, sizeof *b);
       b->next_enc = 0; /* the rest of a never-used block is still the kernel's zeroes */
+      AX_TRACK_MALLOC(b, page->block_size, page->is_zero);
       if (!page->is_zero)
         axi_bulk_zero(b, (n + 15) & ~(size_t)15);
       return b;
@@ -52,27 +59,44 @@ void *ax_calloc(size_t count, size_t size) {
   return axi_malloc_slow(heap, n, true);
 }
 
-/* ---- free --------------------------------------------------------------------------- */
+/* ---- free ---------------------------------------------------------------------------- */
+
+/* A pointer into a live segment that is not a block we can free: report what it is.
+ * The header and the page descriptor are validated first (segment.c), so a stray write
+ * over them is reported as such instead of being taken for the program's bad pointer. */
+static AX_NOINLINE __attribute__((noreturn)) void bad_pointer(const char *fn, ax_segment_t *seg,
+                                                              const void *p) {
+  axi_segment_validate(seg);
+  ax_page_t *page = axi_page_of(seg, p);
+  axi_page_validate(seg, page);
+  if (seg->kind == AX_KIND_HUGE && !page->in_use && (uintptr_t)p == page->area)
+    axi_fatal("axmalloc: %s(): double free %p\n", fn, p); /* still cached, not yet reused */
+  axi_invalid_free(fn, p);
+}
 
 /* free() of a pointer that is not the start of a block in a small/medium/large page:
- * a huge block, or a bad pointer. */
-static AX_NOINLINE void free_irregular(const char *fn, ax_segment_t *seg, ax_page_t *page,
-                                       void *p) {
+ * a huge block, a bad pointer, or any block in checked mode (its pages' div_magic is 0). */
+static AX_NOINLINE void free_irregular(const char *fn, ax_segment_t *seg, void *p) {
   if (p == NULL)
     return;
-  if (axi_segmap_has((uintptr_t)seg) && seg->kind == AX_KIND_HUGE && page->in_use &&
-      (uintptr_t)p == page->area) {
+  if (!axi_segmap_has((uintptr_t)seg))
+    axi_invalid_free(fn, p);
+  axi_segment_validate(seg);
+  ax_page_t *page = axi_page_of(seg, p);
+  if (axi_checked)
+    return axi_check_free(fn, seg, page, p);
+  if (seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area) {
     axi_huge_free(seg);
     return;
   }
-  axi_invalid_free(fn, p);
+  bad_pointer(fn, seg, p);
 }
 
 /* The block's first word decodes to a link of the page's lists: check it is not free
  * already, then free it as usual. */
 static AX_NOINLINE void free_local_suspect(ax_page_t *page, ax_block_t *b) {
   axi_check_double_free(page, b);
-  b->next_enc = axi_encode(page, page->local_free);
+  axi_set_link(page, b, page->local_free);
   page->local_free = b;
   if (--page->used == 0 || page->flags)
     axi_free_slow(page, b);
@@ -84,18 +108,19 @@ static AX_NOINLINE void free_local_suspect(ax_page_t *page, ax_block_t *b) {
 static inline void free_block(const char *fn, void *p, unsigned shift) {
   ax_segment_t *seg = axi_segment_of(p);
   if (ax_unlikely(!axi_segmap_has((uintptr_t)seg)))
-    return free_irregular(fn, seg, NULL, p);
+    return free_irregular(fn, seg, p);
   ax_page_t *page = &seg->pages[((uintptr_t)p - (uintptr_t)seg) >> (shift ? shift : seg->page_shift)];
   uintptr_t off = (uintptr_t)p - page->area;
   if (ax_unlikely(off >= page->area_size || off * page->div_magic >= page->div_magic ||
                   (shift && shift != seg->page_shift)))
-    return shift ? free_block(fn, p, 0) : free_irregular(fn, seg, page, p);
+    return shift ? free_block(fn, p, 0) : free_irregular(fn, seg, p);
   ax_block_t *b = p;
+  AX_TRACK_FREE(b);
   if (ax_likely(ax_atomic_load_relaxed(&seg->owner) == ax_arch_thread_id())) {
-    uintptr_t link = (uintptr_t)axi_decode(page, b->next_enc);
+    uintptr_t link = (uintptr_t)axi_link(page, b);
     if (ax_unlikely(link - page->area < page->area_size || link == 0))
       return free_local_suspect(page, b);
-    b->next_enc = axi_encode(page, page->local_free);
+    axi_set_link(page, b, page->local_free);
     page->local_free = b;
     if (ax_unlikely(--page->used == 0 || page->flags))
       return axi_free_slow(page, b);
@@ -130,9 +155,12 @@ static size_t usable_size(const char *fn, const void *p) {
   uintptr_t off = (uintptr_t)p - page->area;
   if (off < page->area_size && off * page->div_magic < page->div_magic)
     return page->block_size;
+  axi_segment_validate(seg);
+  if (axi_checked)
+    return axi_check_usable(seg, axi_page_of(seg, p), p);
   if (seg->kind == AX_KIND_HUGE && page->in_use && off == 0)
     return seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
-  axi_invalid_free(fn, p);
+  bad_pointer(fn, seg, p);
 }
 
 size_t ax_usable_size(const void *p) { return usable_size("malloc_usable_size", p); }
@@ -141,26 +169,8 @@ size_t ax_class_size(unsigned c) { return c >= 1 && c < AX_CLASSES ? axi_class_s
 
 /* ---- realloc ------------------------------------------------------------------------ */
 
-void *ax_realloc(void *p, size_t n) {
-  if (p == NULL)
-    return ax_malloc(n);
-  if (n == 0) { /* glibc: realloc(p, 0) frees p and returns NULL */
-    ax_free(p);
-    return NULL;
-  }
-  size_t old = usable_size("realloc", p);
-  if (ax_unlikely(n > PTRDIFF_MAX)) {
-    errno = ENOMEM;
-    return NULL;
-  }
-  if (n <= old && n >= old / 2)
-    return p; /* fits, and a shrink to no less than half is not worth a copy */
-  ax_segment_t *seg = axi_segment_of(p);
-  if (seg->kind == AX_KIND_HUGE && n > AX_LARGE_MAX) {
-    void *q = axi_huge_realloc(seg, p, n);
-    if (q)
-      return q;
-  }
+/* realloc within a block: move when it does not fit or would waste more than half. */
+static void *realloc_move(void *p, size_t old, size_t n) {
   void *q = ax_malloc(n);
   if (!q)
     return NULL;
@@ -168,6 +178,54 @@ void *ax_realloc(void *p, size_t n) {
   axi_bulk_copy(q, p, (keep + 15) & ~(size_t)15); /* usable sizes are multiples of 16 */
   ax_free(p);
   return q;
+}
+
+/* realloc of a pointer that does not start a small/medium/large block: huge blocks, bad
+ * pointers, and every block in checked mode. */
+static AX_NOINLINE void *realloc_irregular(ax_segment_t *seg, void *p, size_t n) {
+  axi_segment_validate(seg);
+  ax_page_t *page = axi_page_of(seg, p);
+  if (axi_checked)
+    return axi_check_realloc(seg, page, p, n);
+  if (!(seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area))
+    bad_pointer("realloc", seg, p);
+  size_t old = seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
+  if (ax_unlikely(n > PTRDIFF_MAX)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (n <= old && n >= old / 2)
+    return p;
+  if (n > AX_LARGE_MAX) {
+    void *q = axi_huge_realloc(seg, p, n);
+    if (q)
+      return q;
+  }
+  return realloc_move(p, old, n);
+}
+
+void *ax_realloc(void *p, size_t n) {
+  if (p == NULL)
+    return ax_malloc(n);
+  if (n == 0) { /* glibc: realloc(p, 0) frees p and returns NULL */
+    ax_free(p);
+    return NULL;
+  }
+  ax_segment_t *seg = axi_segment_of(p);
+  if (ax_unlikely(!axi_segmap_has((uintptr_t)seg)))
+    axi_invalid_free("realloc", p);
+  ax_page_t *page = axi_page_of(seg, p);
+  uintptr_t off = (uintptr_t)p - page->area;
+  if (ax_unlikely(off >= page->area_size || off * page->div_magic >= page->div_magic))
+    return realloc_irregular(seg, p, n);
+  size_t old = page->block_size;
+  if (ax_unlikely(n > PTRDIFF_MAX)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (n <= old && n >= old / 2)
+    return p; /* fits, and a shrink to no less than half is not worth a copy */
+  return realloc_move(p, old, n);
 }
 
 void *ax_reallocarray(void *p, size_t count, size_t size) {
@@ -181,22 +239,8 @@ void *ax_reallocarray(void *p, size_t count, size_t size) {
 
 /* ---- aligned allocation -------------------------------------------------------------- */
 
-/* Blocks of a class are aligned to `align` when the class size is a multiple of it and
- * every page of the class starts at such a multiple (page 0 starts after the header).
- * pre: align is a power of two in (16, AX_MAX_ALIGN]. */
-static void *aligned_malloc(size_t align, size_t n) {
-  if (n > PTRDIFF_MAX) {
-    errno = ENOMEM;
-    return NULL;
-  }
-  size_t want = n < align ? align : (n + align - 1) & ~(align - 1);
-  for (unsigned c = axi_class_of(want); want <= AX_LARGE_MAX && c < AX_CLASSES; c++) {
-    size_t sz = axi_class_size(c), page_align = sz <= AX_SMALL_MAX ? AX_SMALL_META : AX_OTHER_META;
-    if (align > page_align || sz >= 2 * want)
-      break;
-    if (sz % align == 0)
-      return ax_malloc(sz);
-  }
+/* post: the calling thread's heap, created if need be; NULL (ENOMEM) when out of memory. */
+static ax_heap_t *thread_heap(void) {
   ax_heap_t *heap = axi_tls_heap;
   if (heap == &axi_heap_empty) {
     ax_free(ax_malloc(1)); /* creates the thread's heap */
@@ -205,7 +249,34 @@ static void *aligned_malloc(size_t align, size_t n) {
       return NULL;
     }
   }
-  return axi_huge_alloc(heap, n, align, false);
+  return heap;
+}
+
+static AX_NOINLINE void *checked_aligned(size_t align, size_t n) {
+  ax_heap_t *heap = thread_heap();
+  return heap ? axi_check_malloc(heap, n, align, false) : NULL;
+}
+
+/* Blocks of a class are aligned to `align` when the class size is a multiple of it and
+ * every page of the class starts at such a multiple (page 0 starts after the header).
+ * pre: align is a power of two in (16, AX_MAX_ALIGN]. */
+static void *aligned_malloc(size_t align, size_t n) {
+  if (n > PTRDIFF_MAX) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (ax_unlikely(axi_checked))
+    return checked_aligned(align, n);
+  size_t want = n < align ? align : (n + align - 1) & ~(align - 1);
+  for (unsigned c = axi_class_of(want); want <= AX_LARGE_MAX && c < AX_CLASSES; c++) {
+    size_t sz = axi_class_size(c), page_align = sz <= AX_SMALL_MAX ? AX_SMALL_META : AX_OTHER_META;
+    if (align > page_align || sz >= 2 * want)
+      break;
+    if (sz % align == 0)
+      return ax_malloc(sz);
+  }
+  ax_heap_t *heap = thread_heap();
+  return heap ? axi_huge_alloc(heap, n, align, false) : NULL;
 }
 
 static bool pow2(size_t a) { return a && !(a & (a - 1)); }

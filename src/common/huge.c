@@ -115,17 +115,22 @@ void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
   heap->stats.huge_allocs++;
   axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak, (intptr_t)seg->map_size);
   void *p = huge_setup(seg, off);
+  /* a fresh mapping reads as zero; a cached one was no-access since its free */
+  AX_TRACK_MALLOC(p, seg->map_size - off, fresh);
   /* A fresh mapping is zero: calloc touches none of its pages. A cached one that was
    * used (its first, middle and last pages are resident) is zeroed with the bulk kernel, which is
    * far cheaper than faulting it in again (bm_calloc/recycled, 4 MiB: 29x slower than glibc
    * when its pages were given back); one that was never touched gives its pages back, so
    * that zeroing does not fault it in (bm_calloc/fresh, 64 MiB: 900 us, glibc 10 us). */
-  if (zero && !fresh)
+  if (zero && !fresh) {
     huge_zero(p, size);
+    AX_TRACK_DEFINED(p, size); /* madvise'd pages read as zero: memcheck cannot know */
+  }
   return p;
 }
 
 void axi_huge_free(ax_segment_t *seg) {
+  AX_TRACK_FREE((void *)seg->pages[0].area);
   seg->pages[0].in_use = 0; /* a second free of it is now an invalid pointer */
   axi_stat_add(&axi_stats.in_use, NULL, -(intptr_t)seg->map_size);
   if (!cache_put(seg))
@@ -146,11 +151,23 @@ void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size) {
   if (!moved)
     return NULL;
   if (moved != seg) {
+    AX_TRACK_SHOW_META(seg, 4096); /* unmapped by the move */
+    axi_segment_hide_meta(moved, true);
     axi_segmap_set(seg, false);
     axi_segmap_set(moved, true);
+    moved->cookie = (uintptr_t)moved ^ axi_cookie_key;
   }
   moved->map_size = need;
   moved->pages[0].area = (uintptr_t)moved + off;
+#if AX_TRACKING
+  if (moved == seg) { /* memcheck knows a checked block by its requested size */
+    AX_TRACK_RESIZE(p, axi_checked ? seg->pages[0].huge_size : old - off, need - off);
+  } else { /* the kernel moved the pages: their contents stay valid, memcheck's view not */
+    AX_TRACK_FREE(p);
+    AX_TRACK_MALLOC((char *)moved + off, need - off, 0);
+    AX_TRACK_DEFINED((char *)moved + off, (old < need ? old : need) - off);
+  }
+#endif
   axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak, (intptr_t)need - (intptr_t)old);
   axi_stat_add(&axi_stats.os_reserved, &axi_stats.os_reserved_peak, (intptr_t)need - (intptr_t)old);
   axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak,

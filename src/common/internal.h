@@ -18,6 +18,7 @@
 #include "arch.h"
 #include "atomic.h"
 #include "axmalloc.h"
+#include "track.h"
 
 #define AXI_HIDDEN __attribute__((visibility("hidden")))
 #define ax_likely(x) __builtin_expect(!!(x), 1)
@@ -110,7 +111,9 @@ typedef struct ax_page {
   uint64_t retired_ms;         /* when the page became free (delayed purge) */
   uint32_t refill; /* statistics: blocks handed out since the last refill = refill - length of free */
   uint32_t touched; /* blocks ever carved: their memory is committed and dirty */
-  uint64_t pad[3]; /* 128 bytes: free() finds a page with a shift, not a multiply */
+  uint64_t huge_size; /* checked mode, huge blocks: the size the program asked for */
+  uint64_t check_magic; /* checked mode: the divisibility magic that div_magic leaves 0 */
+  uint64_t pad[1]; /* 128 bytes: free() finds a page with a shift, not a multiply */
 } ax_page_t;
 
 #define AX_PAGE_IN_FULL 1
@@ -131,6 +134,7 @@ typedef struct ax_segment {
   struct ax_segment *next, *prev; /* the owner's list; the cache's list */
   struct ax_segment *abandoned_next;
   uint64_t cached_ms; /* when it entered a cache */
+  uintptr_t cookie;   /* address ^ axi_cookie_key: a stray write over the header shows */
   ax_page_t pages[] __attribute__((aligned(128)));
 } ax_segment_t;
 
@@ -172,6 +176,10 @@ typedef struct ax_options {
   uint64_t purge_delay_ms;
 } ax_options_t;
 
+/* Checked mode (check.c): AXMALLOC_CHECK=1 at run time, or always on when built with
+ * -DAX_CHECKED=ON. Set once by axi_init_process, before the first page exists. */
+AXI_HIDDEN extern bool axi_checked;
+
 AXI_HIDDEN extern ax_options_t axi_options;
 AXI_HIDDEN extern size_t axi_os_page; /* the OS page size, read at run time */
 AXI_HIDDEN extern ax_page_t axi_page_empty;
@@ -203,8 +211,22 @@ static inline ax_page_t *axi_page_of(ax_segment_t *seg, const void *p) {
 static inline ax_block_t *axi_decode(const ax_page_t *page, uintptr_t enc) {
   return (ax_block_t *)(enc ^ page->key);
 }
+/* The link of a block on a free list. Under AX_VALGRIND a free block is no-access to
+ * memcheck, so the allocator's own reads and writes of its link open that word briefly
+ * (track.h); otherwise these are plain loads and stores. */
+static inline ax_block_t *axi_link(const ax_page_t *page, const ax_block_t *b) {
+  AX_TRACK_DEFINED(b, sizeof *b);
+  uintptr_t enc = b->next_enc;
+  AX_TRACK_NOACCESS(b, sizeof *b);
+  return axi_decode(page, enc);
+}
 static inline uintptr_t axi_encode(const ax_page_t *page, const ax_block_t *b) {
   return (uintptr_t)b ^ page->key;
+}
+static inline void axi_set_link(const ax_page_t *page, ax_block_t *b, const ax_block_t *next) {
+  AX_TRACK_UNDEFINED(b, sizeof *b);
+  b->next_enc = axi_encode(page, next);
+  AX_TRACK_NOACCESS(b, sizeof *b);
 }
 
 /* ---- cross-file internal functions (contracts at their definitions) -------------- */
@@ -239,11 +261,16 @@ static inline void axi_lock(ax_lock_t *l) {
 static inline void axi_unlock(ax_lock_t *l) { ax_atomic_store_release(&l->word, 0); }
 
 /* segment.c */
+AXI_HIDDEN extern uintptr_t axi_cookie_key;
+AXI_HIDDEN void axi_segment_validate(const ax_segment_t *seg);
+AXI_HIDDEN void axi_page_validate(const ax_segment_t *seg, const ax_page_t *page);
+AXI_HIDDEN uintptr_t axi_page_start(const ax_segment_t *seg, unsigned i);
 AXI_HIDDEN ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind);
 AXI_HIDDEN void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_segmap_set(ax_segment_t *seg, bool on);
 AXI_HIDDEN ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size);
 AXI_HIDDEN void axi_segment_unmap(ax_segment_t *seg);
+AXI_HIDDEN void axi_segment_hide_meta(ax_segment_t *seg, bool hide);
 AXI_HIDDEN void axi_segment_abandon_all(ax_heap_t *heap);
 AXI_HIDDEN bool axi_segment_reclaim(ax_heap_t *heap);
 AXI_HIDDEN void axi_segment_purge(ax_heap_t *heap, bool force);
@@ -269,6 +296,10 @@ AXI_HIDDEN void axi_heap_collect_all(ax_heap_t *heap);
 AXI_HIDDEN __attribute__((noreturn)) void axi_invalid_free(const char *fn, const void *p);
 AXI_HIDDEN void axi_check_double_free(ax_page_t *page, ax_block_t *b);
 AXI_HIDDEN void axi_remote_free(ax_segment_t *seg, ax_page_t *page, ax_block_t *b);
+AXI_HIDDEN ax_page_t *axi_page_with_free(ax_heap_t *heap, unsigned c);
+AXI_HIDDEN ax_block_t *axi_page_pop(ax_page_t *page);
+AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted_list(const ax_page_t *page,
+                                                            const ax_block_t *b);
 
 /* heap.c */
 AXI_HIDDEN ax_heap_t *axi_heap_init_thread(void);
@@ -281,6 +312,21 @@ AXI_HIDDEN void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size);
 AXI_HIDDEN void axi_huge_cache_trim(bool force);
 AXI_HIDDEN void axi_huge_fork_prepare(void);
 AXI_HIDDEN void axi_huge_fork_release(void);
+
+/* check.c: checked mode (contracts there) */
+AXI_HIDDEN void *axi_check_malloc(ax_heap_t *heap, size_t size, size_t align, bool zero);
+AXI_HIDDEN void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p);
+AXI_HIDDEN void *axi_check_realloc(ax_segment_t *seg, ax_page_t *page, void *p, size_t size);
+AXI_HIDDEN size_t axi_check_usable(ax_segment_t *seg, ax_page_t *page, const void *p);
+AXI_HIDDEN void axi_check_carve(ax_page_t *page, ax_block_t *first, uint32_t n);
+AXI_HIDDEN void axi_check_list(const ax_page_t *page, ax_block_t *b);
+
+/* The divisibility magic of a page's block size (see free_block). Checked mode stores 0,
+ * which fails every block-start test, so that every free and realloc leaves the fast path
+ * for check.c: the default mode pays nothing for the switch. */
+static inline uint64_t axi_page_magic(uint32_t block_size) {
+  return axi_checked ? 0 : UINT64_MAX / block_size + 1;
+}
 
 /* stats.c: process-wide counters, touched only on slow paths */
 typedef struct ax_global_stats {
@@ -295,5 +341,10 @@ typedef struct ax_global_stats {
 AXI_HIDDEN extern ax_global_stats_t axi_stats;
 AXI_HIDDEN void axi_stat_add(ax_atomic_word *counter, ax_atomic_word *peak, intptr_t delta);
 AXI_HIDDEN void axi_stats_merge_heap(ax_heap_t *heap);
+
+/* A static link takes all of axmalloc or none of it: every object refers to alloc.o (which
+ * defines malloc), so a program linked with libc before libaxmalloc.a fails with a duplicate
+ * malloc instead of mixing glibc's malloc with axmalloc's other objects (t_linkorder). */
+__attribute__((used)) static void *(*const axi_pull_alloc)(size_t) = ax_malloc;
 
 #endif

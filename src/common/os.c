@@ -52,6 +52,10 @@ void axi_init_process(void) {
   axi_options.verbose = (int)env_u64("AXMALLOC_VERBOSE", 0);
   axi_options.purge_delay_ms = env_u64("AXMALLOC_PURGE_DELAY_MS", 10);
   axi_force_mt = env_u64("AXMALLOC_FORCE_MT", 0) != 0;
+  /* checked mode can be switched on, never off (an AX_CHECKED build starts with it on) */
+  if (env_u64("AXMALLOC_CHECK", 0) != 0)
+    axi_checked = true;
+  axi_cookie_key = (uintptr_t)axi_random();
   if (axi_options.stats) {
     /* programs such as coreutils close stderr in an atexit handler, before our report */
     saved_err_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
@@ -62,12 +66,12 @@ void axi_init_process(void) {
     axi_write("axmalloc: version %d.%d, arch %s, cpu features: %s\n"
               "axmalloc: atomics %s, single-threaded twins %s%s\n"
               "axmalloc: bulk zero %s, bulk copy %s\n"
-              "axmalloc: os page %zu B, segment %zu KiB, purge delay %zu ms\n",
+              "axmalloc: os page %zu B, segment %zu KiB, purge delay %zu ms%s\n",
               AX_VERSION_MAJOR, AX_VERSION_MINOR, AX_ARCH_NAME, ax_arch_cpu_features(),
               ax_arch_atomics_name(), axi_single_threaded() ? "on" : "off",
               axi_force_mt ? " (AXMALLOC_FORCE_MT)" : "", axi_bulk_zero_name(),
               axi_bulk_copy_name(), axi_os_page, (size_t)(AX_SEGMENT_SIZE >> 10),
-              (size_t)axi_options.purge_delay_ms);
+              (size_t)axi_options.purge_delay_ms, axi_checked ? ", checked mode" : "");
   errno = saved;
 }
 

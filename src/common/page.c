@@ -19,7 +19,8 @@ static void direct_update(ax_heap_t *heap, unsigned c) {
   size_t hi = (axi_class_size(c) + 15) >> 4;
   if (hi >= AX_DIRECT_N)
     return;
-  ax_page_t *pg = heap->queue[c].first ? heap->queue[c].first : &axi_page_empty;
+  /* checked mode: malloc always takes the slow path, which hands out through check.c */
+  ax_page_t *pg = heap->queue[c].first && !axi_checked ? heap->queue[c].first : &axi_page_empty;
   size_t lo = c == 1 ? 0 : (axi_class_size(c - 1) + 16) >> 4;
   for (size_t i = lo; i <= hi; i++)
     heap->direct[i] = pg;
@@ -92,7 +93,7 @@ void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page) {
 static uint32_t free_len(const ax_page_t *page) {
   uint32_t n = 0;
   for (const ax_block_t *b = page->free; b && n <= page->reserved; n++)
-    b = axi_decode(page, b->next_enc);
+    b = axi_link(page, b);
   return n;
 }
 
@@ -111,12 +112,14 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
   if (was_empty) {
     heap->stats.class_mallocs[page->cls] += page->refill; /* the whole list went out */
     page->refill = 0;
-    if (page->used == 0 && page->capacity) {
+    if (page->used == 0 && page->capacity && !axi_checked) {
       /* Every block is back: start again in address order (page_extend carves what was
        * used before in one go). After random-order frees local_free is random, and walking
        * it made each malloc a cache and TLB miss (a loop allocating 200,000 blocks after
        * freeing the previous ones in random order: 40-48 ns per malloc, then 16-25 ns;
-       * mimalloc 19-25). used == 0 also means nothing waits on thread_free. */
+       * mimalloc 19-25). used == 0 also means nothing waits on thread_free. Not in
+       * checked mode: re-carving would rewrite the free pattern of the whole page
+       * (wl_churn 4x slower) instead of checking each block when it is handed out. */
       page->local_free = NULL;
       page->capacity = 0;
       page->is_zero = 0;
@@ -133,13 +136,12 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
       (ax_atomic_load_relaxed(&page->thread_free) & ~AX_TF_FULL)) {
     ax_block_t *head = (ax_block_t *)ax_atomic_xchg_acquire(&page->thread_free, 0), *tail = head;
     uint32_t n = 1;
-    for (ax_block_t *next; (next = axi_decode(page, tail->next_enc)); tail = next) {
+    for (ax_block_t *next; (next = axi_link(page, tail)); tail = next) {
       if (ax_unlikely((uintptr_t)next - page->area >= page->area_size || n > page->reserved))
-        axi_fatal("axmalloc: corrupted free list in page of block size %zu at %p\n",
-                  (size_t)page->block_size, (void *)page->area);
+        axi_corrupted_list(page, tail);
       n++;
     }
-    tail->next_enc = axi_encode(page, page->free);
+    axi_set_link(page, tail, page->free);
     page->free = head;
     page->used -= n;
     page->is_zero = 0;
@@ -155,11 +157,12 @@ static void page_collect_all(ax_heap_t *heap, ax_page_t *page) {
   if (page->local_free) {
     ax_block_t *tail = page->local_free;
     uint32_t n = 1;
-    for (ax_block_t *next; (next = axi_decode(page, tail->next_enc)); tail = next)
+    for (ax_block_t *next; (next = axi_link(page, tail)); tail = next)
       n++;
-    tail->next_enc = axi_encode(page, page->free);
+    axi_set_link(page, tail, page->free);
     page->free = page->local_free;
     page->local_free = NULL;
+    page->is_zero = 0; /* freed blocks are dirty (found by fuzz/corpus/seed-24-trim_calloc) */
     page->refill += n;
   }
 }
@@ -212,8 +215,11 @@ static void page_init(ax_page_t *page, unsigned c) {
   page->block_size = (uint32_t)bsize;
   page->reserved = (uint32_t)(page->area_size / bsize);
   page->area_size = (uint32_t)(page->reserved * bsize);
-  page->div_magic = UINT64_MAX / bsize + 1;
-  page->key = (uintptr_t)axi_random();
+  page->div_magic = axi_page_magic((uint32_t)bsize);
+  page->check_magic = UINT64_MAX / bsize + 1;
+  page->key = (uintptr_t)axi_random(); /* per page, from the process's random seed */
+  if (axi_checked)
+    page->is_zero = 0; /* blocks carry check.c's free pattern, not zeroes */
 }
 
 /* Carve about 4 KiB worth of untouched blocks (at least one) onto the free list:
@@ -234,10 +240,12 @@ static void page_extend(ax_heap_t *heap, ax_page_t *page) {
   ax_block_t *b = (ax_block_t *)start;
   for (uint32_t i = 1; i < n; i++) {
     ax_block_t *next = (ax_block_t *)((uintptr_t)b + page->block_size);
-    b->next_enc = axi_encode(page, next);
+    axi_set_link(page, b, next);
     b = next;
   }
-  b->next_enc = axi_encode(page, NULL);
+  axi_set_link(page, b, NULL);
+  if (ax_unlikely(axi_checked))
+    axi_check_carve(page, (ax_block_t *)start, n);
   page->free = (ax_block_t *)start;
   page->capacity += n;
   page->refill += n;
@@ -335,28 +343,42 @@ static ax_page_t *find_page(ax_heap_t *heap, unsigned c) {
   return page;
 }
 
-/* The malloc slow path: first call of a thread, huge sizes, and empty free lists.
+/* post: a page of class c with a free block, first in its queue (NULL: out of memory). */
+ax_page_t *axi_page_with_free(ax_heap_t *heap, unsigned c) {
+  ax_page_t *page = heap->queue[c].first;
+  return page && page->free ? page : find_page(heap, c);
+}
+
+/* Take the first block of page->free (check.c validates the link before).
+ * pre: page->free != NULL. post: the block, its first word 0 (see heap_malloc). */
+ax_block_t *axi_page_pop(ax_page_t *page) {
+  ax_block_t *b = page->free;
+  page->free = axi_link(page, b);
+  page->used++;
+  AX_TRACK_UNDEFINED(b, sizeof *b);
+  b->next_enc = 0;
+  return b;
+}
+
+/* The malloc slow path: first call of a thread, huge sizes, and empty free lists; every
+ * malloc in checked mode.
  * post: a block of at least size bytes (zeroed if zero), or NULL with errno = ENOMEM. */
 void *axi_malloc_slow(ax_heap_t *heap, size_t size, bool zero) {
   if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_heap_init_thread())) {
     errno = ENOMEM;
     return NULL;
   }
+  if (ax_unlikely(axi_checked))
+    return axi_check_malloc(heap, size, 16, zero);
   if (size > AX_LARGE_MAX)
     return axi_huge_alloc(heap, size, 16, zero);
-  unsigned c = axi_class_of(size);
-  ax_page_t *page = heap->queue[c].first;
-  if (!page || !page->free) {
-    page = find_page(heap, c);
-    if (!page) {
-      errno = ENOMEM;
-      return NULL;
-    }
+  ax_page_t *page = axi_page_with_free(heap, axi_class_of(size));
+  if (!page) {
+    errno = ENOMEM;
+    return NULL;
   }
-  ax_block_t *b = page->free;
-  page->free = axi_decode(page, b->next_enc);
-  page->used++;
-  b->next_enc = 0; /* see heap_malloc */
+  ax_block_t *b = axi_page_pop(page);
+  AX_TRACK_MALLOC(b, page->block_size, zero && page->is_zero);
   if (zero && !page->is_zero)
     axi_bulk_zero(b, (size + 15) & ~(size_t)15);
   return b;
@@ -395,7 +417,7 @@ void axi_free_slow(ax_page_t *page, ax_block_t *b) {
 void axi_remote_free(ax_segment_t *seg, ax_page_t *page, ax_block_t *b) {
   uintptr_t tf = ax_atomic_load_relaxed(&page->thread_free);
   do
-    b->next_enc = axi_encode(page, (ax_block_t *)(tf & ~AX_TF_FULL));
+    axi_set_link(page, b, (ax_block_t *)(tf & ~AX_TF_FULL));
   while (!ax_atomic_cas_release(&page->thread_free, &tf, (uintptr_t)b));
   if (ax_unlikely(tf & AX_TF_FULL)) {
     /* We took the page out of "full": tell its owner. Heaps are never unmapped, so a
@@ -412,13 +434,20 @@ void axi_invalid_free(const char *fn, const void *p) {
   axi_fatal("axmalloc: %s(): invalid pointer %p\n", fn, p);
 }
 
+/* b's link leads out of its page (or the list is longer than the page): a write into a
+ * free block, or a double free that raced. Reported, never followed. */
+void axi_corrupted_list(const ax_page_t *page, const ax_block_t *b) {
+  axi_fatal("axmalloc: corrupted free list in page %p (block %p)\n", (void *)page->area,
+            (const void *)b);
+}
+
 static bool list_has(const ax_page_t *page, const ax_block_t *list, const ax_block_t *b) {
   for (uint32_t n = 0; list && n <= page->reserved; n++) {
     if (list == b)
       return true;
     if ((uintptr_t)list - page->area >= page->area_size)
       return false; /* corrupted: not ours to follow */
-    list = axi_decode(page, list->next_enc);
+    list = axi_link(page, list);
   }
   return false;
 }

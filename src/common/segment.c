@@ -44,6 +44,48 @@ static uintptr_t page_end(const ax_segment_t *seg, unsigned i) {
 
 static uint64_t all_pages(unsigned n) { return n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1; }
 
+uintptr_t axi_page_start(const ax_segment_t *seg, unsigned i) { return page_start(seg, i); }
+
+/* ---- metadata checks ------------------------------------------------------------------ */
+/* Made on slow paths only (a pointer that failed the block-start test, a page that empties
+ * or leaves the full list, everything in checked mode): a stray write over a header or a
+ * page descriptor is reported there instead of steering the allocator into user memory.
+ * The fast paths read only page_shift (a bad one sends free to a wrong page descriptor,
+ * whose block-start test then fails) and the page's area, area_size and div_magic. */
+
+uintptr_t axi_cookie_key = 0x5bd1e9955bd1e995u; /* randomised by axi_init_process */
+
+static __attribute__((noreturn)) void corrupted(const void *at) {
+  axi_fatal("axmalloc: corrupted segment metadata at %p\n", at);
+}
+
+/* pre: seg is in the segment map. Aborts unless its header is consistent. */
+void axi_segment_validate(const ax_segment_t *seg) {
+  unsigned k = seg->kind;
+  if (seg->cookie != ((uintptr_t)seg ^ axi_cookie_key) || k >= AX_KINDS)
+    corrupted(seg);
+  unsigned shift = k == AX_KIND_HUGE ? AX_SEGMENT_SHIFT : kind_shift((enum ax_kind)k);
+  if (seg->page_shift != shift || seg->npages != (AX_SEGMENT_SIZE >> shift) ||
+      seg->used_pages > seg->npages)
+    corrupted(seg);
+}
+
+/* pre: seg validated and page one of its descriptors. Aborts unless page is consistent. */
+void axi_page_validate(const ax_segment_t *seg, const ax_page_t *page) {
+  unsigned i = (unsigned)(page - seg->pages);
+  if (page->in_use > 1)
+    corrupted(page);
+  if (!page->in_use || seg->kind == AX_KIND_HUGE || page->block_size == 0)
+    return; /* nothing to check in a free page; a huge block's page has no class */
+  unsigned c = page->cls;
+  if (c < 1 || c >= AX_CLASSES || page->block_size != axi_class_size(c) ||
+      page->area != page_start(seg, i) || page->div_magic != axi_page_magic(page->block_size) ||
+      page->area_size != (uint64_t)page->reserved * page->block_size ||
+      page->area + page->area_size > page_end(seg, i) || page->capacity > page->reserved ||
+      page->used > page->capacity)
+    corrupted(page);
+}
+
 /* ---- lists ------------------------------------------------------------------------- */
 
 static void segq_push(ax_segq_t *q, ax_segment_t *seg) {
@@ -83,12 +125,30 @@ static void uncount_purged(ax_segment_t *seg) {
 
 /* post: a mapped, registered segment of `kind`; NULL if the OS refuses. Huge segments
  * are map_size bytes long. */
+/* The bytes at a segment's start that only ever hold metadata (huge blocks start 4 KiB in). */
+static size_t meta_bytes(const ax_segment_t *seg) {
+  return seg->kind == AX_KIND_HUGE ? 4096 : AX_SMALL_META;
+}
+
+/* Tell memcheck (AX_VALGRIND) that seg's metadata holds no program pointers (track.h). */
+void axi_segment_hide_meta(ax_segment_t *seg, bool hide) {
+  size_t n = meta_bytes(seg);
+  if (hide)
+    AX_TRACK_HIDE_META(seg, n);
+  else
+    AX_TRACK_SHOW_META(seg, n);
+  (void)n;
+}
+
 ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size) {
   ax_segment_t *seg = axi_os_map_aligned(map_size);
   if (!seg)
     return NULL;
+  seg->kind = (uint8_t)kind;
+  axi_segment_hide_meta(seg, true);
   seg->map_size = map_size;
   seg->kind = (uint8_t)kind;
+  seg->cookie = (uintptr_t)seg ^ axi_cookie_key;
   axi_stat_add(&axi_stats.os_reserved, &axi_stats.os_reserved_peak, (intptr_t)map_size);
   axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak, (intptr_t)map_size);
   ax_atomic_fetch_add_relaxed(&axi_stats.segments_live, 1);
@@ -98,6 +158,7 @@ ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size) {
 
 void axi_segment_unmap(ax_segment_t *seg) {
   uncount_purged(seg);
+  axi_segment_hide_meta(seg, false);
   axi_segmap_set(seg, false);
   axi_stat_add(&axi_stats.os_reserved, NULL, -(intptr_t)seg->map_size);
   axi_stat_add(&axi_stats.os_committed, NULL, -(intptr_t)seg->map_size);
@@ -224,6 +285,7 @@ ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind) {
   ax_segment_t *seg = heap->segs[kind].first;
   if (!seg && !(seg = segment_alloc(heap, kind)))
     return NULL;
+  axi_segment_validate(seg); /* once per page taken: a stray write over the header shows */
   unsigned i = (unsigned)__builtin_ctzll(seg->free_mask);
   uint64_t bit = (uint64_t)1 << i;
   seg->free_mask &= ~bit;
@@ -241,6 +303,7 @@ ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind) {
   page->area_size = (uint32_t)(page_end(seg, i) - page->area);
   page->is_zero = !(seg->dirty_mask & bit);
   seg->dirty_mask &= ~bit;
+  AX_TRACK_NOACCESS((void *)page->area, page->area_size); /* nothing handed out yet */
   if (seg->purged_mask & bit) {
     seg->purged_mask &= ~bit;
     axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak,

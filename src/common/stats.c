@@ -118,6 +118,8 @@ __attribute__((destructor)) static void stats_at_exit(void) {
 }
 
 void ax_info(ax_info_t *out) {
+  if (axi_tls_heap == &axi_heap_empty)
+    ax_free(ax_malloc(1)); /* the choices are made at the first malloc: make them now */
   out->arch = AX_ARCH_NAME;
   out->atomics = ax_arch_atomics_name();
   out->bulk_zero = axi_bulk_zero_name();

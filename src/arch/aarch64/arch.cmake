@@ -15,17 +15,28 @@ set_property(CACHE AX_AARCH64_ATOMICS PROPERTY STRINGS runtime lse llsc)
 if(NOT AX_AARCH64_ATOMICS MATCHES "^(runtime|lse|llsc)$")
   message(FATAL_ERROR "AX_AARCH64_ATOMICS=${AX_AARCH64_ATOMICS}: expected runtime, lse or llsc")
 endif()
-string(TOUPPER "${AX_AARCH64_ATOMICS}" ax_mode)
+# AX_ATOMICS_BUILTIN (cmake/sanitize.cmake; defined for every target there): __atomic
+# builtins instead of the asm (src/arch/atomic_builtin.h). They cannot choose at run time
+# without libgcc's outline helpers, so `runtime` becomes `llsc` (correct on every core).
+set(ax_atomics ${AX_AARCH64_ATOMICS})
+if(AX_ATOMICS_BUILTIN AND ax_atomics STREQUAL "runtime")
+  set(ax_atomics llsc)
+endif()
+string(TOUPPER "${ax_atomics}" ax_mode)
 # Exported to tests/atomics.cmake, which compiles t_atomic with the same definitions.
-set(AX_ATOMICS_MODE ${AX_AARCH64_ATOMICS})
+set(AX_ATOMICS_MODE ${ax_atomics})
 set(AX_ATOMICS_DEFINITIONS AX_AARCH64_ATOMICS_${ax_mode})
 set(AX_ATOMICS_OPTIONS "")
-if(AX_AARCH64_ATOMICS STREQUAL "lse")
+if(ax_atomics STREQUAL "lse")
   set(AX_ATOMICS_OPTIONS -march=armv8.1-a)
 endif()
 target_compile_definitions(axmalloc_objects PRIVATE ${AX_ATOMICS_DEFINITIONS})
 target_compile_options(axmalloc_objects PRIVATE ${AX_ATOMICS_OPTIONS})
-message(STATUS "axmalloc: AArch64 atomics ${AX_AARCH64_ATOMICS}")
+if(AX_ATOMICS_BUILTIN)
+  message(STATUS "axmalloc: AArch64 atomics ${ax_atomics} (__atomic builtins)")
+else()
+  message(STATUS "axmalloc: AArch64 atomics ${ax_atomics}")
+endif()
 
 # ---- bulk kernels (issue 3 item 5; owner of this section: the bulk work) -------------------
 # arch_bulk.h, bulk_*.c; docs/bulk.md. One file per ISA with its own flags (NEON is the

@@ -12,6 +12,10 @@
  *                               (Cortex-A53/A57/A72, Raspberry Pi 4, Graviton 1).
  *   AX_AARCH64_ATOMICS_LLSC     LL/SC only: runs everywhere, slower under contention.
  * With none defined (a file including this header outside the build) runtime is used.
+ * AX_ATOMICS_BUILTIN (CMake option, forced on by AX_SANITIZE=thread) replaces all of the
+ * asm below with ../atomic_builtin.h, which ThreadSanitizer can see; arch.cmake then
+ * passes AX_AARCH64_ATOMICS_LLSC, or _LSE with -march=armv8.1-a, naming what the compiler
+ * emits for the builtins.
  *
  * Mixing is coherent: a store by any instruction (LSE included) to a word another core has
  * reserved with LDXR clears that reservation, so an LL/SC loop and an LSE op on the same
@@ -45,6 +49,16 @@ typedef union axi_arch_flag {
   _Alignas(64) char line[64];
 } axi_arch_flag_t;
 __attribute__((visibility("hidden"))) extern axi_arch_flag_t axi_arch_lse;
+
+#if defined(AX_ATOMICS_BUILTIN)
+#include "../atomic_builtin.h"
+/* What the compiler made of the builtins (-mno-outline-atomics: no libgcc helpers). */
+#if defined(__ARM_FEATURE_ATOMICS)
+static inline const char *ax_arch_atomics_name(void) { return "lse"; }
+#else
+static inline const char *ax_arch_atomics_name(void) { return "llsc"; }
+#endif
+#else /* the inline asm, up to the #endif before atomic_local.h */
 
 #if defined(AX_AARCH64_ATOMICS_LSE)
 #include "atomic_lse.h"
@@ -120,6 +134,8 @@ static inline uintptr_t ax_arch_fetch_and_acq_rel(ax_atomic_word *p, uintptr_t v
 static inline uintptr_t ax_arch_fetch_or_acq_rel(ax_atomic_word *p, uintptr_t v) {
   return AXI_ATOMIC(fetch_or_acq_rel, p, v);
 }
+
+#endif /* AX_ATOMICS_BUILTIN */
 
 #include "../atomic_local.h" /* the plain single-threaded twins, the same everywhere */
 

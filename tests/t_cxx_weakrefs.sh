@@ -1,0 +1,16 @@
+#!/bin/sh
+# t_cxx_weakrefs.sh <nm> <axmalloc.o>: every symbol axmalloc.o leaves undefined is either
+# weak (the C++ runtime, taken weakly by new_delete.cc) or comes from libc/libgcc, so a C
+# program can link axmalloc.o (or libaxmalloc.a whole) without libstdc++.
+set -eu
+nm=$1 obj=$2
+strong=$("$nm" -u "$obj" | awk '$1 == "U" { print $2 }')
+echo "strong undefined symbols of $obj:"; echo "$strong" | sed 's/^/  /'
+bad=$(echo "$strong" | grep -E '^(_Z|__cxa_|__gxx_|_Unwind_)' || true)
+if [ -n "$bad" ]; then
+  echo "FAIL: C++ runtime symbols referenced strongly:"; echo "$bad"; exit 1
+fi
+weak=$("$nm" -u "$obj" | awk '$1 == "w" { print $2 }' | tr '\n' ' ')
+echo "weak: $weak"
+case "$weak" in *_ZSt15get_new_handlerv*) ;; *) echo "FAIL: no weak get_new_handler"; exit 1 ;; esac
+echo "t_cxx_weakrefs: OK"
