@@ -13,8 +13,7 @@ set(AX_SANITIZE "" CACHE STRING "Sanitizer build of the whole tree: undefined, t
 set_property(CACHE AX_SANITIZE PROPERTY STRINGS "" undefined thread)
 option(AX_ATOMICS_BUILTIN "ax_arch_* atomics as __atomic builtins, no inline asm" OFF)
 
-if(AX_SANITIZE STREQUAL "")
-elseif(AX_SANITIZE STREQUAL "undefined")
+if(AX_SANITIZE STREQUAL "undefined")
   add_compile_options(-fsanitize=undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
   add_link_options(-fsanitize=undefined)
   # -static works: gcc links libubsan.a then. But libubsan.a's vptr checker
@@ -23,38 +22,61 @@ elseif(AX_SANITIZE STREQUAL "undefined")
   # (harmless in a dynamic link, where libstdc++.so has them anyway).
   add_link_options("$<$<LINK_LANGUAGE:CXX>:-Wl,-u,__dynamic_cast>"
                    "$<$<LINK_LANGUAGE:CXX>:-Wl,-u,_ZTIN10__cxxabiv121__vmi_class_type_infoE>")
-  # pointer-overflow keeps the store of std::exception's vtable in new_delete.cc's inlined
-  # `throw std::bad_alloc()` alive: a strong reference to _ZTVSt9exception, which a C
-  # program linking axmalloc.o -static cannot resolve. Until new_delete.cc takes that symbol
-  # weakly like the rest of its C++ runtime, that one file goes without that one check.
-  set_source_files_properties(${PROJECT_SOURCE_DIR}/src/common/new_delete.cc PROPERTIES
-                              COMPILE_OPTIONS -fno-sanitize=pointer-overflow)
 elseif(AX_SANITIZE STREQUAL "thread")
   if(CMAKE_CROSSCOMPILING)
     message(FATAL_ERROR "AX_SANITIZE=thread: native builds only (TSan does not run under qemu)")
   endif()
-  set(AX_ATOMICS_BUILTIN ON CACHE BOOL "ax_arch_* atomics as __atomic builtins" FORCE)
+  set(AX_ATOMICS_BUILTIN ON) # shadows the option, so a later plain configure gets it back
   add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
   add_link_options(-fsanitize=thread)
-else()
+elseif(NOT AX_SANITIZE STREQUAL "")
   message(FATAL_ERROR "AX_SANITIZE=${AX_SANITIZE}: expected undefined, thread or nothing")
 endif()
 
 # ---- TSan: the threaded tests, with malloc & co. routed to ax_* --------------------------
-# TSan's runtime defines malloc itself and is linked first, so these tests are compiled with
-# tests/tsan_route.h force-included (malloc -> ax_malloc, ...). Runs at the end of the
-# top-level directory, when tests/ has defined the targets. The targets that link -static
-# cannot be built with TSan at all: build the ones listed here (scripts/sanitize.sh).
-set(AX_TSAN_TESTS t_mt_storm t_mt_prodcons t_mt_threads t_fork t_atomic t_stress)
-function(axi_tsan_route)
-  foreach(t IN LISTS AX_TSAN_TESTS)
-    if(TARGET ${t})
-      target_compile_options(${t} PRIVATE -include ${PROJECT_SOURCE_DIR}/tests/tsan_route.h)
+# TSan's runtime defines malloc itself and comes first in the link, so a test calling malloc
+# would exercise TSan's allocator. These tests are compiled with tests/tsan_route.h
+# force-included (malloc -> ax_malloc, ...), and registered once more as tsan.<name>
+# (label tsan) with sizes that keep the stage near a minute on 2 cores; each of them checks
+# that ax_stats mallocs grew, which proves the route. Done at the end of the top-level
+# directory, when tests/ has defined the targets. TSAN_OPTIONS: any report fails the test.
+#   t_fork ... 0: no thread in the fork child; TSan cannot start threads after a
+#                 multithreaded fork ("dup thread with used id", even with die_after_fork=0)
+#   t_mt_threads ... 0: no RSS checks; TSan's shadow memory is most of the RSS
+# The -static test programs cannot be built with TSan: scripts/sanitize.sh builds the target
+# ax_tsan_tests (these programs and the library) instead of all.
+set(AX_TSAN_RUNS
+  "t_mt_storm|4,100000"
+  "t_mt_prodcons|1000000"
+  "t_mt_threads|2000,0"
+  "t_fork|20,20,0"
+  "t_atomic|200000"
+  "t_atomic.xfree|xfree"
+  "t_stress|8,4,30")
+set(AX_TSAN_OPTIONS "halt_on_error=1:second_deadlock_stack=1")
+function(axi_tsan_tests)
+  foreach(run IN LISTS AX_TSAN_RUNS)
+    string(REGEX MATCH "^(([^.|]+)[^|]*)\\|(.*)$" _ "${run}")
+    set(name ${CMAKE_MATCH_1})
+    set(target ${CMAKE_MATCH_2})
+    string(REPLACE "," ";" args "${CMAKE_MATCH_3}")
+    if(NOT TARGET ${target})
+      continue()
     endif()
+    if(NOT target IN_LIST routed)
+      # SHELL: keeps the pair together (CMake de-duplicates options one word at a time)
+      target_compile_options(${target} PRIVATE
+                             "SHELL:-include ${PROJECT_SOURCE_DIR}/tests/tsan_route.h")
+      list(APPEND routed ${target})
+    endif()
+    add_test(NAME tsan.${name} COMMAND ${target} ${args})
+    set_tests_properties(tsan.${name} PROPERTIES LABELS tsan TIMEOUT 300
+      ENVIRONMENT "TSAN_OPTIONS=${AX_TSAN_OPTIONS}")
   endforeach()
+  add_custom_target(ax_tsan_tests DEPENDS ${routed}) # what scripts/sanitize.sh builds
 endfunction()
 if(AX_SANITIZE STREQUAL "thread")
-  cmake_language(DEFER CALL axi_tsan_route)
+  cmake_language(DEFER CALL axi_tsan_tests)
 endif()
 
 if(AX_ATOMICS_BUILTIN)

@@ -20,8 +20,14 @@ PKGS=(
   # benchmarks (host only) and the allocators we compare against
   libbenchmark-dev libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev libtbb-dev
   hyperfine gnuplot-nox
-  # instruction counts (callgrind) and client-request headers
+  # instruction counts (callgrind), memcheck and its client-request headers (AX_VALGRIND)
   valgrind
+  # the installed package's consumer test (tests/t_install.sh)
+  pkgconf
+  # fuzzing (scripts/fuzz.sh): clang and its libFuzzer runtime
+  clang libclang-rt-14-dev
+  # real programs under LD_PRELOAD (tests/t_progs.sh)
+  libpython3.11-testsuite sqlite3 lua5.4 perl git stress-ng
 )
 
 check=0

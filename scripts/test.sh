@@ -13,6 +13,14 @@
 #                       cortex-a57 (ARMv8.0, no LSE), forced MT, 16/64 KiB pages, each NEON kernel
 #   aarch64-lse/max     build-aarch64-lse/   -DAX_AARCH64_ATOMICS=lse (needs an ARMv8.1 CPU)
 #   aarch64-llsc/*      build-aarch64-llsc/  -DAX_AARCH64_ATOMICS=llsc, on max and cortex-a57
+#   valgrind            build-valgrind/      -DAX_VALGRIND=ON: memcheck client requests (ctest -L valgrind)
+#   checked             build-checked/       -DAX_CHECKED=ON: checked mode compiled in, whole suite
+#   ubsan               build-ubsan/         -DAX_SANITIZE=undefined, whole suite
+#   tsan                build-tsan/          -DAX_SANITIZE=thread, the threaded tests (ctest -L tsan)
+#   fuzz                build-fuzz/          scripts/fuzz.sh: clang + libFuzzer, bounded run
+#
+# Variant passes (forced paths, other CPUs) skip the tests that do not depend on the path the
+# allocator takes at run time and cost the most: $VARIANT_EXCLUDE below.
 #
 # The last line is the sum over all stages: `N passed, N failed` (`, N skipped` is appended when
 # ctest skipped tests). A stage that fails before ctest reports (configure, build, or a ctest that
@@ -27,6 +35,8 @@
 #   AX_QEMU_TEST_TIMEOUT=900 the same under qemu
 #   JOBS=2                   build and ctest parallelism
 #   AX_CMAKE_ARGS="..."      extra arguments for both cmake configure steps
+#   AX_FUZZ_SECONDS=120      length of the fuzz stage
+#   AX_SKIP_EXTRA=1          skip the valgrind, checked, sanitizer and fuzz stages
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,6 +52,8 @@ read -r -a QEMU_CPUS <<<"${AX_QEMU_CPUS:-max cortex-a57}"
 read -r -a EXTRA_CMAKE_ARGS <<<"${AX_CMAKE_ARGS:-}"
 NATIVE_TIMEOUT=${AX_TEST_TIMEOUT:-300}
 QEMU_TIMEOUT=${AX_QEMU_TEST_TIMEOUT:-900}
+# host programs, installs, link recipes, instruction budgets: the same on every variant
+VARIANT_EXCLUDE="t_preload|t_progs|t_budget|t_install|t_linkorder|t_cxx_weakrefs|t_static_pie_kind|fuzz_replay.plants"
 
 total_pass=0 total_fail=0 total_skip=0 any_failed=0 stage_t0=
 summary=()
@@ -113,19 +125,18 @@ fi
 # ---- native -----------------------------------------------------------------------------
 # The default run, then the same suite down every other path the allocator can take here:
 # atomics forced on while single-threaded, each bulk kernel forced, 16 and 64 KiB pages.
-# (The variants skip t_preload, which runs host programs and does not depend on them, and
-# t_budget, whose instruction counts are those of the default paths.)
+# (The variants skip $VARIANT_EXCLUDE.)
 log "native: configure + build ($NATIVE_DIR, Release)"
 t0=$SECONDS stage_t0=$SECONDS
-if ax_configure "$NATIVE_DIR" "" "${EXTRA_CMAKE_ARGS[@]}" && ax_build "$NATIVE_DIR"; then
+if ax_configure "$NATIVE_DIR" "" -DAX_BUILD_FUZZ=ON "${EXTRA_CMAKE_ARGS[@]}" && ax_build "$NATIVE_DIR"; then
   run_ctest native "$NATIVE_DIR" "$NATIVE_TIMEOUT"
   if [[ ${AX_QUICK:-0} != 1 ]]; then
-    run_ctest native/force-mt "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_MT=1 -- -E "t_preload|t_budget"
+    run_ctest native/force-mt "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_MT=1 -- -E "$VARIANT_EXCLUDE"
     for isa in ${AX_NATIVE_ISAS:-sse2 avx2 avx512 erms}; do
-      run_ctest "native/isa=$isa" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_ISA=$isa -- -E "t_preload|t_budget"
+      run_ctest "native/isa=$isa" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_ISA=$isa -- -E "$VARIANT_EXCLUDE"
     done
     for ps in 16384 65536; do
-      run_ctest "native/page=$ps" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_PAGE_SIZE=$ps -- -E "t_preload|t_budget"
+      run_ctest "native/page=$ps" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_PAGE_SIZE=$ps -- -E "$VARIANT_EXCLUDE"
     done
   fi
 else
@@ -135,16 +146,20 @@ fi
 # ---- aarch64 under qemu-user ------------------------------------------------------------
 # cross_stage <dir> <atomics mode> <runs...>; a run is "CPU[,VAR=value...]".
 cross_stage() {
-  local dir=$1 mode=$2 run cpu
+  local dir=$1 mode=$2 run cpu first=1 excl
   shift 2
   log "aarch64 ($mode): configure + build ($dir, Release, $(basename "$TOOLCHAIN"))"
   t0=$SECONDS stage_t0=$SECONDS
-  if ax_configure "$dir" "$TOOLCHAIN" -DAX_AARCH64_ATOMICS="$mode" "${EXTRA_CMAKE_ARGS[@]}" &&
-    ax_build "$dir"; then
+  if ax_configure "$dir" "$TOOLCHAIN" -DAX_AARCH64_ATOMICS="$mode" -DAX_BUILD_FUZZ=ON \
+    "${EXTRA_CMAKE_ARGS[@]}" && ax_build "$dir"; then
     for run in "$@"; do
       IFS=, read -r -a parts <<<"$run"
       cpu=${parts[0]}
-      run_ctest "aarch64-$mode/$run" "$dir" "$QEMU_TIMEOUT" "QEMU_CPU=$cpu" "${parts[@]:1}"
+      # the first run of the runtime build is the whole suite; the others are variants
+      excl=()
+      [[ $first == 1 && $mode == runtime ]] || excl=(-- -E "$VARIANT_EXCLUDE")
+      first=0
+      run_ctest "aarch64-$mode/$run" "$dir" "$QEMU_TIMEOUT" "QEMU_CPU=$cpu" "${parts[@]:1}" "${excl[@]}"
     done
   else
     record "aarch64-$mode-build" FAILED 0 1 0 $((SECONDS - t0))
@@ -164,6 +179,50 @@ if [[ ${AX_SKIP_CROSS:-0} != 1 ]]; then
     cross_stage "$CROSS_DIR-lse" lse max        # LSE only: needs an ARMv8.1 CPU
     cross_stage "$CROSS_DIR-llsc" llsc max cortex-a57
   fi
+fi
+
+# ---- instrumented builds: valgrind, checked mode, sanitizers, fuzzing --------------------
+# extra_stage <stage> <dir> <cmake args...> -- <env VAR=value...> -- <ctest args...>
+extra_stage() {
+  local stage=$1 dir=$2 cargs=()
+  shift 2
+  while (($#)) && [[ $1 != -- ]]; do cargs+=("$1"); shift; done
+  (($#)) && shift
+  log "$stage: configure + build ($dir)"
+  t0=$SECONDS stage_t0=$SECONDS
+  if ax_configure "$dir" "" -DAX_BUILD_BENCH=OFF "${cargs[@]}" "${EXTRA_CMAKE_ARGS[@]}" &&
+    ax_build "$dir"; then
+    run_ctest "$stage" "$dir" "$NATIVE_TIMEOUT" "$@"
+  else
+    record "$stage" FAILED 0 1 0 $((SECONDS - t0))
+  fi
+}
+
+# fuzz_stage: scripts/fuzz.sh, whose last line is `fuzz: N inputs, M allocator operations, K crashes`.
+fuzz_stage() {
+  local t0=$SECONDS rc=0 logf line
+  logf=$(mktemp)
+  log "fuzz: scripts/fuzz.sh ${AX_FUZZ_SECONDS:-120}"
+  AX_SKIP_DEPS=1 bash "$ROOT/scripts/fuzz.sh" "${AX_FUZZ_SECONDS:-120}" 2>&1 | tee "$logf" ||
+    rc=${PIPESTATUS[0]}
+  line=$(grep -E '^fuzz: [0-9]+ inputs' "$logf" | tail -n 1 || true)
+  rm -f "$logf"
+  if ((rc == 0)) && [[ $line == *", 0 crashes" ]]; then
+    record fuzz ok 1 0 0 $((SECONDS - t0))
+  else
+    record fuzz FAILED 0 1 0 $((SECONDS - t0))
+  fi
+  [[ -z $line ]] || summary+=("      $line")
+}
+
+if [[ ${AX_SKIP_EXTRA:-0} != 1 ]]; then
+  extra_stage valgrind build-valgrind -DAX_VALGRIND=ON -- -- -L valgrind
+  extra_stage checked build-checked -DAX_CHECKED=ON -- -- -E "$VARIANT_EXCLUDE"
+  extra_stage ubsan build-ubsan -DAX_SANITIZE=undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -- UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 -- -E "$VARIANT_EXCLUDE"
+  extra_stage tsan build-tsan -DAX_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -- TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 -- -L tsan
+  fuzz_stage
 fi
 
 finish

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -19,6 +20,18 @@
 #define OOM_SKIP 77 /* ctest SKIP_RETURN_CODE */
 
 static size_t oom_avail;
+
+/* Percent of the first fill that must succeed again after freeing: 100 natively. Under
+ * qemu-user the limit also covers qemu's own memory, which grows with the guest's mappings
+ * (its page bookkeeping, translated code), so the same allocations may not all fit twice:
+ * AX_OOM_RECOVERY_PCT=90 there (tests/stress.cmake). */
+static inline size_t oom_recovery(size_t first) {
+  const char *s = getenv("AX_OOM_RECOVERY_PCT");
+  unsigned long pct = s && *s ? strtoul(s, NULL, 10) : 100;
+  if (pct == 0 || pct > 100)
+    pct = 100;
+  return first / 100 * pct + first % 100 * pct / 100;
+}
 
 /* The process's mapped size (first field of /proc/self/statm), 0 if unreadable. */
 static inline size_t oom_vm_size(void) {

@@ -14,8 +14,8 @@
  *   t_check          run every mode
  *   t_check <mode>   perform one bad action in this process (manual runs) */
 #include <pthread.h>
-#include <stdarg.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -27,9 +27,9 @@
 #define MIB ((size_t)1 << 20)
 #define SEG ((uintptr_t)4 * MIB)
 
-static char *volatile blk;   /* the block the message must name */
+static char *volatile blk; /* the block the message must name */
 static void *volatile sink;
-static char msg[256];         /* the message the child must print */
+static char msg[256]; /* the message the child must print */
 
 static void want(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "expect: <message>" on stderr before the bad action: the parent learns the
@@ -103,8 +103,8 @@ static void act_double_remote(void) {
 /* Write into a freed block, then allocate the same size until the block comes back. */
 static void uaf(size_t n, size_t at) {
   blk = malloc(n);
-  want("axmalloc: use after free: block %p was written after free (at offset %zu)",
-       (void *)blk, at);
+  want("axmalloc: use after free: block %p was written after free (at offset %zu)", (void *)blk,
+       at);
   free(blk);
   blk[at] = 0x11;
   for (int i = 0; i < 100000; i++)
@@ -143,14 +143,22 @@ struct mode {
   void (*act)(void);
 };
 static const struct mode modes[] = {
-    {"overflow_small", act_overflow_small},   {"overflow_exact", act_overflow_exact},
-    {"overflow_medium", act_overflow_medium}, {"overflow_large", act_overflow_large},
-    {"overflow_huge", act_overflow_huge},     {"overflow_realloc", act_overflow_realloc},
-    {"overflow_remote", act_overflow_remote}, {"double_small", act_double_small},
-    {"double_medium", act_double_medium},     {"double_large", act_double_large},
-    {"double_huge", act_double_huge},         {"double_remote", act_double_remote},
-    {"uaf_small", act_uaf_small},             {"uaf_medium", act_uaf_medium},
-    {"uaf_large", act_uaf_large},             {"uaf_remote", act_uaf_remote},
+    {"overflow_small", act_overflow_small},
+    {"overflow_exact", act_overflow_exact},
+    {"overflow_medium", act_overflow_medium},
+    {"overflow_large", act_overflow_large},
+    {"overflow_huge", act_overflow_huge},
+    {"overflow_realloc", act_overflow_realloc},
+    {"overflow_remote", act_overflow_remote},
+    {"double_small", act_double_small},
+    {"double_medium", act_double_medium},
+    {"double_large", act_double_large},
+    {"double_huge", act_double_huge},
+    {"double_remote", act_double_remote},
+    {"uaf_small", act_uaf_small},
+    {"uaf_medium", act_uaf_medium},
+    {"uaf_large", act_uaf_large},
+    {"uaf_remote", act_uaf_remote},
     {"corrupt_list", act_corrupt_list},
 };
 #define NMODES (sizeof modes / sizeof modes[0])

@@ -1,10 +1,13 @@
 #!/bin/bash
+# shellcheck disable=SC2016 # the workload snippets are single-quoted: they expand when run
 # t_progs: large real programs with and without LD_PRELOAD=libaxmalloc.so. Each workload
 # runs twice, plainly and preloaded with AXMALLOC_STATS=1; the two runs must exit with the
 # same status and print the same stdout, and the preloaded run must show on stderr an
 # "axmalloc stats:" report with a non-zero mallocs count (axmalloc really served it).
 #
-# usage: t_progs.sh /path/to/libaxmalloc.so
+# usage: [T_PROGS="python sqlite3 ..."] t_progs.sh /path/to/libaxmalloc.so
+#   T_PROGS picks some of the workloads (python sqlite3 lua perl gcc git stress-ng); default all.
+#   T_PROGS_KEEP=1 keeps the work directory (inputs, and stdout/stderr/rc of every run).
 #
 # Workloads (inputs under tests/progs/): a slice of CPython's regression suite (Debian's
 # libpython3.11-testsuite, PYTHONMALLOC=malloc, verdicts compared), sqlite3 on a generated
@@ -28,8 +31,13 @@ export P=$HERE/progs
 export LC_ALL=C TZ=UTC
 unset AXMALLOC_STATS LD_PRELOAD PYTHONMALLOC PYTHONHASHSEED
 
-export W=$(mktemp -d "${TMPDIR:-/tmp}/t_progs.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+W=$(mktemp -d "${TMPDIR:-/tmp}/t_progs.XXXXXX") || exit 1
+export W
+if [ -n "${T_PROGS_KEEP:-}" ]; then
+  echo "t_progs: work directory $W (kept)"
+else
+  trap 'rm -rf "$W"' EXIT
+fi
 fails=0
 ncase=0
 npass=0
@@ -42,6 +50,11 @@ chmod +x "$W/plain" "$W/ax"
 fail() {
   echo "FAIL: $*"
   fails=$((fails + 1))
+}
+
+# want NAME: true when the workload NAME is selected (T_PROGS).
+want() {
+  [ -z "${T_PROGS:-}" ] || [[ " $T_PROGS " == *" $1 "* ]]
 }
 
 # secs NS: nanoseconds as seconds with one decimal.
@@ -65,19 +78,18 @@ need() {
 }
 
 # stats_check NAME FILE: FILE (stderr of a preloaded run) holds at least one axmalloc
-# report and one of them counts mallocs > 0. Prints "<reports> <largest mallocs>".
+# report and one of them counts mallocs > 0. Sets STATS to "<n> reports, mallocs up to <max>".
 stats_check() {
-  local name=$1 file=$2 res
-  res=$(awk '/^axmalloc stats:$/ { n++; want = 1; next }
+  local name=$1 file=$2 nrep maxm
+  read -r nrep maxm < <(awk '/^axmalloc stats:$/ { n++; want = 1; next }
              want && $1 == "mallocs" { if ($2 + 0 > max) max = $2 + 0; want = 0 }
              END { print n + 0, max + 0 }' "$file")
-  set -- $res
-  if [ "$1" -eq 0 ]; then
+  if [ "$nrep" -eq 0 ]; then
     fail "$name: the preloaded run printed no 'axmalloc stats:' (axmalloc not used?)"
-  elif [ "$2" -eq 0 ]; then
-    fail "$name: axmalloc stats say mallocs 0 in all $1 report(s)"
+  elif [ "$maxm" -eq 0 ]; then
+    fail "$name: axmalloc stats say mallocs 0 in all $nrep report(s)"
   fi
-  STATS="$1 reports, mallocs up to $2"
+  STATS="$nrep reports, mallocs up to $maxm"
 }
 
 # run_prog NAME WHAT SNIPPET: runs SNIPPET plainly and preloaded (see the header), compares
@@ -97,14 +109,20 @@ run_prog() {
     ns[$mode]=$((t1 - t0))
   done
   local r="$W/$name.plain" a="$W/$name.ax" fails0=$fails
+  local rc_r rc_a
+  rc_r=$(cat "$r/rc")
+  rc_a=$(cat "$a/rc")
   STATS=
-  if [ "$(cat "$r/rc")" != 0 ]; then
-    fail "$name: the plain run (no preload) exited $(cat "$r/rc"): $(tail -c 600 "$r/stderr")"
+  if [ "$rc_r" != 0 ]; then
+    fail "$name: the plain run (no preload) exited $rc_r: $(tail -c 600 "$r/stderr")"
   else
-    cmp -s "$r/rc" "$a/rc" ||
-      fail "$name: exit status $(cat "$r/rc") plain, $(cat "$a/rc") preloaded: $(grep -v '^ ' "$a/stderr" | tail -c 600)"
+    # The tail of stderr without the stats reports (their lines start with spaces).
+    [ "$rc_r" = "$rc_a" ] ||
+      fail "$name: exit status $rc_r plain, $rc_a preloaded:" \
+        "$(grep -v '^ ' "$a/stderr" | tail -c 600)"
     if ! cmp -s "$r/stdout" "$a/stdout"; then
-      fail "$name: stdout differs when preloaded ($(wc -l <"$r/stdout") vs $(wc -l <"$a/stdout") lines):"
+      fail "$name: stdout differs when preloaded" \
+        "($(wc -l <"$r/stdout") vs $(wc -l <"$a/stdout") lines):"
       diff "$r/stdout" "$a/stdout" | head -n 20
     fi
     stats_check "$name" "$a/stderr"
@@ -114,8 +132,9 @@ run_prog() {
     verdict=ok
     npass=$((npass + 1))
   fi
-  printf '%-4s %-9s plain %7s  axmalloc %7s  %s; %s lines of output; %s\n' "$verdict" "$name" \
-    "$(secs "${ns[plain]}")" "$(secs "${ns[ax]}")" "$what" "$(wc -l <"$r/stdout")" "${STATS:-no stats}"
+  printf '%-4s %-9s plain %7s  axmalloc %7s  %s; %s lines of output; %s\n' "$verdict" \
+    "$name" "$(secs "${ns[plain]}")" "$(secs "${ns[ax]}")" "$what" "$(wc -l <"$r/stdout")" \
+    "${STATS:-no stats}"
 }
 
 echo "t_progs: $LIB"
@@ -135,40 +154,44 @@ export PYTESTS="test_dict test_list test_set test_tuple test_unicode test_bytes 
   test_descr test_exceptions test_xml_etree test_minidom test_pprint test_userdict
   test_userlist test_defaultdict test_dictviews test_genexps test_listcomps test_grammar
   test_ast"
-if [ ! -x "$PY" ]; then
+if ! want python; then
+  :
+elif [ ! -x "$PY" ]; then
   ncase=$((ncase + 1))
   fail "python: $PY not found: install the Debian package python3"
 elif ! "$PY" -c 'import test.libregrtest, test.test_dict' 2>/dev/null; then
   ncase=$((ncase + 1))
   fail "python: $PY has no regression tests: install the Debian package libpython3.11-testsuite"
 else
-  run_prog python "$(echo $PYTESTS | wc -w) CPython test modules (regrtest -v)" '
+  run_prog python "$(wc -w <<<"$PYTESTS") CPython test modules (regrtest -v)" '
     PYTHONMALLOC=malloc PYTHONHASHSEED=0 "$RUN" "$PY" "$P/regrtest.py" $PYTESTS >"$OUT/log"
     rc=$?
-    grep -E " \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure|unexpected success)$|^Ran [0-9]+ test|^(OK|FAILED)( \(.*\))?$|^Tests result:|^All [0-9]+ tests OK|tests? (failed|skipped)" \
-      "$OUT/log" | sed -E "s/^(Ran [0-9]+ tests?) in .*/\1/"
+    # one line per test method with its verdict, the unittest and regrtest summaries
+    grep -E -e " \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure|unexpected success)$" \
+      -e "^Ran [0-9]+ test|^(OK|FAILED)( \(.*\))?$|^Tests result:|^All [0-9]+ tests OK" \
+      -e "tests? (failed|skipped)" "$OUT/log" | sed -E "s/^(Ran [0-9]+ tests?) in .*/\1/"
     exit $rc'
 fi
 
 # ---- sqlite3: a generated 200k-insert script ------------------------------------------
-if need sqlite3 sqlite3 sqlite3 && need sqlite3 python3 python3; then
+if want sqlite3 && need sqlite3 sqlite3 sqlite3 && need sqlite3 python3 python3; then
   python3 "$P/gen_sql.py" 200000 >"$W/big.sql" || fail "sqlite3: gen_sql.py failed"
   run_prog sqlite3 "200k inserts, indexes, joins, windows, CTEs" \
     '"$RUN" sqlite3 -batch "$OUT/db.sqlite" <"$W/big.sql"'
 fi
 
 # ---- lua5.4 ------------------------------------------------------------------------------
-need lua lua5.4 lua5.4 &&
+want lua && need lua lua5.4 lua5.4 &&
   run_prog lua "tables, strings, closures, coroutines, GC" \
     '"$RUN" lua5.4 "$P/alloc.lua" 200000'
 
 # ---- perl --------------------------------------------------------------------------------
-need perl perl perl &&
+want perl && need perl perl perl &&
   run_prog perl "hashes, regexes, sorts, nested data" \
     '"$RUN" perl "$P/alloc.pl" 150000'
 
 # ---- gcc -O2 on a large generated file ---------------------------------------------------
-if need gcc gcc gcc objdump && need gcc python3 python3; then
+if want gcc && need gcc gcc gcc objdump && need gcc python3 python3; then
   python3 "$P/gen_c.py" 600 >"$W/big.c" || fail "gcc: gen_c.py failed"
   run_prog gcc "gcc -O2 -c, $(wc -l <"$W/big.c") lines of C; object bytes" \
     '"$RUN" gcc -O2 -c -o "$OUT/big.o" "$W/big.c" || exit
@@ -178,7 +201,7 @@ if need gcc gcc gcc objdump && need gcc python3 python3; then
 fi
 
 # ---- git ---------------------------------------------------------------------------------
-need git git git &&
+want git && need git git git &&
   run_prog git "1000 files, 23 commits, merge, log, diff, gc, fsck" \
     'bash "$P/git.sh" "$OUT"'
 
@@ -186,7 +209,7 @@ need git git git &&
 # Random by design: only its verdict is compared. Workers are forked and leave with
 # _exit(), so the stats come from the parent; the workers call the same (preloaded)
 # malloc. Bounded by operation counts, and by --timeout.
-need stress-ng stress-ng stress-ng &&
+want stress-ng && need stress-ng stress-ng stress-ng &&
   run_prog stress-ng "malloc stressor, threads and 4 MiB blocks, --verify" '
     rc=0
     for opts in "--malloc-pthreads 2 --malloc-ops 100000 --malloc-touch" \
@@ -198,8 +221,9 @@ need stress-ng stress-ng stress-ng &&
     done
     exit $rc'
 
+[ "$ncase" -gt 0 ] || { echo "t_progs: no workload selected (T_PROGS=$T_PROGS)"; exit 1; }
 if [ "$fails" -ne 0 ]; then
-  echo "t_progs: $fails failure(s); $npass of $ncase programs identical with and without axmalloc"
+  echo "t_progs: $fails failure(s); $npass of $ncase programs passed"
   exit 1
 fi
 echo "t_progs: all $ncase programs identical with and without axmalloc, and served by it: OK"

@@ -319,7 +319,6 @@ AXI_HIDDEN void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *pag
 AXI_HIDDEN void *axi_check_realloc(ax_segment_t *seg, ax_page_t *page, void *p, size_t size);
 AXI_HIDDEN size_t axi_check_usable(ax_segment_t *seg, ax_page_t *page, const void *p);
 AXI_HIDDEN void axi_check_carve(ax_page_t *page, ax_block_t *first, uint32_t n);
-AXI_HIDDEN void axi_check_list(const ax_page_t *page, ax_block_t *b);
 
 /* The divisibility magic of a page's block size (see free_block). Checked mode stores 0,
  * which fails every block-start test, so that every free and realloc leaves the fast path

@@ -32,6 +32,7 @@ __asm__(".weak _ZSt15get_new_handlerv\n"
         ".weak _ZTISt9bad_alloc\n"
         ".weak _ZTVSt9bad_alloc\n"
         ".weak _ZNSt9bad_allocD1Ev\n"
+        ".weak _ZTVSt9exception\n" /* UBSan's pointer-overflow check names it */
         ".weak _ZSt9terminatev\n");
 
 // The same symbols under names the compiler does not treat as always non-null.

@@ -39,15 +39,15 @@
  * call a leaked first block "still reachable". So the metadata is no-access to memcheck,
  * which then skips it when scanning, with address errors in it switched off: the allocator
  * reads and writes it as usual, and loads from it count as defined. */
-#define AX_TRACK_HIDE_META(p, n)                                                             \
-  do {                                                                                       \
-    (void)VALGRIND_MAKE_MEM_NOACCESS((p), (n));                                              \
-    VALGRIND_DISABLE_ADDR_ERROR_REPORTING_IN_RANGE((p), (n));                                \
+#define AX_TRACK_HIDE_META(p, n)                                                                   \
+  do {                                                                                             \
+    (void)VALGRIND_MAKE_MEM_NOACCESS((p), (n));                                                    \
+    VALGRIND_DISABLE_ADDR_ERROR_REPORTING_IN_RANGE((p), (n));                                      \
   } while (0)
-#define AX_TRACK_SHOW_META(p, n)                                                             \
-  do {                                                                                       \
-    VALGRIND_ENABLE_ADDR_ERROR_REPORTING_IN_RANGE((p), (n));                                 \
-    (void)VALGRIND_MAKE_MEM_DEFINED((p), (n));                                               \
+#define AX_TRACK_SHOW_META(p, n)                                                                   \
+  do {                                                                                             \
+    VALGRIND_ENABLE_ADDR_ERROR_REPORTING_IN_RANGE((p), (n));                                       \
+    (void)VALGRIND_MAKE_MEM_DEFINED((p), (n));                                                     \
   } while (0)
 #define AX_TRACKING 1
 

@@ -59,5 +59,8 @@ print "string ", length($s), " ", scalar(@back), " $back[-1]\n";
 my %h;
 @h{ map { "k$_" } 1 .. 50000 } = map { pack("N n a8", $_, $_ % 65536, "x$_") } 1 .. 50000;
 my $u = 0;
-for my $k (sort keys %h) { my ($num, $short) = unpack("N n a8", $h{$k}); $u = ($u + $num * 3 + $short) % 1000000007; }
+for my $k (sort keys %h) {
+  my ($num, $short) = unpack("N n a8", $h{$k});
+  $u = ($u + $num * 3 + $short) % 1000000007;
+}
 print "pack $u\n";

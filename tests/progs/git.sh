@@ -39,7 +39,7 @@ g config gc.auto 0
 g config maintenance.auto false
 g config pack.threads 1
 g config core.autocrlf false
-for d in $(seq -f %02g 0 9); do mkdir -p src/d$d; done
+for d in $(seq -f %02g 0 9); do mkdir -p "src/d$d"; done
 
 commit() {
   GIT_AUTHOR_DATE="@$((1700000000 + $1 * 3600)) +0000" \
@@ -65,7 +65,7 @@ g checkout -q main
 GIT_AUTHOR_DATE="@1700200000 +0000" GIT_COMMITTER_DATE="@1700200000 +0000" \
   g merge -q --no-ff -m "merge side" side
 
-echo "== head"; g rev-parse HEAD HEAD^{tree} side
+echo "== head"; g rev-parse HEAD 'HEAD^{tree}' side
 echo "== log"; g log --graph --format='%H %an <%ae> %ad %cn %cd %s' --date=iso-strict
 echo "== log --stat"; g log --stat --format='%h %s' | sha256sum
 echo "== ls-tree"; g ls-tree -r HEAD | sha256sum; g ls-tree -r HEAD | wc -l
@@ -75,6 +75,6 @@ echo "== grep"; g grep -c 'commit 20:' HEAD -- src/d01 | head -n 5
 echo "== archive"; g archive --format=tar HEAD | sha256sum
 echo "== rev-list"; g rev-list --all --objects | sort | sha256sum
 echo "== gc"; g gc -q; ls .git/objects/pack/
-echo "== fsck"; g fsck --full --strict --no-progress; echo "fsck exit $?"
+echo "== fsck"; rc=0; g fsck --full --strict --no-progress || rc=$?; echo "fsck exit $rc"
 echo "== count-objects"; g count-objects -v
 echo "== verify-pack"; g verify-pack -v .git/objects/pack/*.idx | sha256sum
