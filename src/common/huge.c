@@ -35,7 +35,7 @@ static ax_segment_t *cache_take(size_t need) {
     }
   }
   if (best) {
-    *best_at = best->next;
+    axi_segcache_link(best_at, best->next);
     cache.bytes -= best->map_size;
     cache.count--;
   }
@@ -50,7 +50,7 @@ static bool cache_put(ax_segment_t *seg) {
   if (cache.count < AX_HUGE_CACHE_MAX && cache.bytes + seg->map_size <= AX_HUGE_CACHE_BYTES) {
     seg->cached_ms = axi_now_ms();
     seg->next = cache.first;
-    cache.first = seg;
+    axi_segcache_link(&cache.first, seg);
     cache.bytes += seg->map_size;
     cache.count++;
     kept = true;

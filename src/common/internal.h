@@ -282,6 +282,10 @@ typedef struct ax_segcache {
   size_t bytes;
 } ax_segcache_t;
 AXI_HIDDEN void axi_segcache_trim(ax_segcache_t *cache, bool force);
+/* A link that may be cache->first, which is read without the lock: written atomically. */
+static inline void axi_segcache_link(ax_segment_t **at, ax_segment_t *seg) {
+  ax_atomic_store_relaxed((ax_atomic_word *)at, (uintptr_t)seg);
+}
 AXI_HIDDEN void axi_segment_cache_trim(bool force);
 AXI_HIDDEN void axi_segment_fork_prepare(void);
 AXI_HIDDEN void axi_segment_fork_release(void);

@@ -188,8 +188,11 @@ uint64_t axi_random(void) {
   static ax_atomic_word state;
   uintptr_t s = ax_atomic_load_relaxed(&state);
   if (s == 0) {
-    const uint64_t *r = (const uint64_t *)getauxval(AT_RANDOM);
-    s = r ? (r[0] ^ r[1]) : 0x9e3779b97f4a7c15u;
+    const void *at = (const void *)getauxval(AT_RANDOM); /* 16 bytes, any alignment */
+    uint64_t r[2] = {0x9e3779b97f4a7c15u, 0};
+    if (at)
+      __builtin_memcpy(r, at, sizeof r);
+    s = r[0] ^ r[1];
     s |= 1;
   }
   s ^= s << 13;

@@ -174,7 +174,7 @@ static void cache_put(ax_segment_t *seg) {
   if (axi_trylock(&cache.lock)) {
     if (cache.count < AX_SEGMENT_CACHE_MAX) {
       seg->next = cache.first;
-      cache.first = seg;
+      axi_segcache_link(&cache.first, seg);
       cache.count++;
       cache.bytes += seg->map_size;
       seg = NULL;
@@ -190,7 +190,7 @@ static ax_segment_t *cache_take(void) {
   if (ax_atomic_load_relaxed((ax_atomic_word *)&cache.first) && axi_trylock(&cache.lock)) {
     seg = cache.first;
     if (seg) {
-      cache.first = seg->next;
+      axi_segcache_link(&cache.first, seg->next);
       cache.count--;
       cache.bytes -= seg->map_size;
     }
@@ -213,7 +213,7 @@ void axi_segcache_trim(ax_segcache_t *c, bool force) {
   for (ax_segment_t **at = &c->first; *at;) {
     ax_segment_t *seg = *at;
     if (force || now - seg->cached_ms >= axi_options.purge_delay_ms) {
-      *at = seg->next;
+      axi_segcache_link(at, seg->next);
       c->count--;
       c->bytes -= seg->map_size;
       seg->next = drop;
