@@ -107,6 +107,10 @@ void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
   ax_segment_t *seg = cache_take(need);
   bool fresh = seg == NULL;
   if (fresh && !(seg = axi_segment_map(AX_KIND_HUGE, need))) {
+    ax_trim(0); /* the OS refused: give back what empty pages and the caches hold */
+    seg = axi_segment_map(AX_KIND_HUGE, need);
+  }
+  if (fresh && !seg) {
     errno = ENOMEM;
     return NULL;
   }

@@ -80,8 +80,9 @@ void axi_init_process(void) {
 /* post: size bytes of zeroed, readable and writable memory, or NULL (errno kept). */
 void *axi_os_map(size_t size) {
   int saved = errno;
-  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  /* No MAP_NORESERVE: under the default heuristic overcommit it would skip the kernel's
+   * "larger than RAM + swap" check, and malloc(64 TiB) would succeed (t_oom.huge). */
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   errno = saved;
   ax_atomic_fetch_add_relaxed(&axi_stats.mmap_calls, 1);
   return p == MAP_FAILED ? NULL : p;

@@ -283,8 +283,13 @@ static ax_segment_t *segment_alloc(ax_heap_t *heap, enum ax_kind kind) {
  * the bytes it may cut into blocks and is_zero telling whether they are known zero. */
 ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind) {
   ax_segment_t *seg = heap->segs[kind].first;
-  if (!seg && !(seg = segment_alloc(heap, kind)))
-    return NULL;
+  if (!seg && !(seg = segment_alloc(heap, kind))) {
+    /* The OS refused (RLIMIT_AS, overcommit): give back what empty pages and the caches
+     * hold, then retry once (t_oom.limit). */
+    ax_trim(0);
+    if (!(seg = heap->segs[kind].first) && !(seg = segment_alloc(heap, kind)))
+      return NULL;
+  }
   axi_segment_validate(seg); /* once per page taken: a stray write over the header shows */
   unsigned i = (unsigned)__builtin_ctzll(seg->free_mask);
   uint64_t bit = (uint64_t)1 << i;
