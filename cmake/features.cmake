@@ -12,15 +12,8 @@ option(AX_CHECKED "Checked mode always on (check.c), as AXMALLOC_CHECK=1" OFF)
 target_sources(axmalloc_objects PRIVATE ${PROJECT_SOURCE_DIR}/src/common/check.c)
 
 if(AX_VALGRIND)
-  # A cross compiler does not search the host's /usr/include: expose valgrind/ alone (the
-  # headers cover both architectures), as CMakeLists.txt does for SIMDe.
-  find_path(AX_VALGRIND_PARENT valgrind/memcheck.h HINTS /usr/include NO_CMAKE_FIND_ROOT_PATH)
-  if(NOT AX_VALGRIND_PARENT)
-    message(FATAL_ERROR "axmalloc: AX_VALGRIND=ON needs <valgrind/memcheck.h> (Debian package valgrind)")
-  endif()
-  set(AX_VALGRIND_INCLUDE ${CMAKE_BINARY_DIR}/ax-valgrind)
-  file(MAKE_DIRECTORY ${AX_VALGRIND_INCLUDE})
-  file(CREATE_LINK ${AX_VALGRIND_PARENT}/valgrind ${AX_VALGRIND_INCLUDE}/valgrind SYMBOLIC)
+  # the headers cover both architectures
+  ax_host_headers(AX_VALGRIND_INCLUDE valgrind memcheck.h valgrind)
   target_include_directories(axmalloc_objects PRIVATE ${AX_VALGRIND_INCLUDE})
   target_compile_definitions(axmalloc_objects PRIVATE AX_VALGRIND=1)
   message(STATUS "axmalloc: valgrind client requests on (AX_VALGRIND)")
