@@ -13,6 +13,8 @@
 #                       cortex-a57 (ARMv8.0, no LSE), forced MT, 16/64 KiB pages, each NEON kernel
 #   aarch64-lse/max     build-aarch64-lse/   -DAX_AARCH64_ATOMICS=lse (needs an ARMv8.1 CPU)
 #   aarch64-llsc/*      build-aarch64-llsc/  -DAX_AARCH64_ATOMICS=llsc, on max and cortex-a57
+#   aarch64-builtin/*   build-aarch64-builtin/ -DAX_ATOMICS_BUILTIN=ON (the atomics TSan builds
+#                       use, as __atomic builtins), on cortex-a57
 #   valgrind            build-valgrind/      -DAX_VALGRIND=ON: memcheck client requests (ctest -L valgrind)
 #   checked             build-checked/       -DAX_CHECKED=ON: checked mode compiled in, whole suite
 #   ubsan               build-ubsan/         -DAX_SANITIZE=undefined, whole suite
@@ -150,7 +152,10 @@ cross_stage() {
   shift 2
   log "aarch64 ($mode): configure + build ($dir, Release, $(basename "$TOOLCHAIN"))"
   t0=$SECONDS stage_t0=$SECONDS
-  if ax_configure "$dir" "$TOOLCHAIN" -DAX_AARCH64_ATOMICS="$mode" -DAX_BUILD_FUZZ=ON \
+  local margs=(-DAX_AARCH64_ATOMICS="$mode")
+  # builtin: the __atomic builtins TSan builds use (AX_ATOMICS_BUILTIN), compiled as LL/SC
+  [[ $mode != builtin ]] || margs=(-DAX_AARCH64_ATOMICS=runtime -DAX_ATOMICS_BUILTIN=ON)
+  if ax_configure "$dir" "$TOOLCHAIN" "${margs[@]}" -DAX_BUILD_FUZZ=ON \
     "${EXTRA_CMAKE_ARGS[@]}" && ax_build "$dir"; then
     for run in "$@"; do
       IFS=, read -r -a parts <<<"$run"
@@ -178,6 +183,7 @@ if [[ ${AX_SKIP_CROSS:-0} != 1 ]]; then
   if [[ ${AX_QUICK:-0} != 1 ]]; then
     cross_stage "$CROSS_DIR-lse" lse max        # LSE only: needs an ARMv8.1 CPU
     cross_stage "$CROSS_DIR-llsc" llsc max cortex-a57
+    cross_stage "$CROSS_DIR-builtin" builtin cortex-a57
   fi
 fi
 
