@@ -224,7 +224,8 @@ fuzz_stage() {
 
 if [[ ${AX_SKIP_EXTRA:-0} != 1 ]]; then
   extra_stage valgrind build-valgrind -DAX_VALGRIND=ON -- -- -L valgrind
-  extra_stage checked build-checked -DAX_CHECKED=ON -- -- -E "$VARIANT_EXCLUDE"
+  # checked mode compiled in, the fuzz corpus replayed in it too
+  extra_stage checked build-checked -DAX_CHECKED=ON -DAX_BUILD_FUZZ=ON -- -- -E "$VARIANT_EXCLUDE"
   extra_stage ubsan build-ubsan -DAX_SANITIZE=undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -- UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 -- -E "$VARIANT_EXCLUDE"
   # TSan: the threaded tests with malloc routed to ax_* (cmake/sanitize.cmake); static
