@@ -1,9 +1,10 @@
 # Link-order recipes, checked with the real compiler (script mode):
 #
 #   cmake -DAX_CC=<cc> -DAX_INCLUDE=<dir> -DAX_LIB=<libaxmalloc.a> -DAX_OBJ=<axmalloc.o>
-#         -DAX_SRC=<t_linkorder.c> -DAX_WORK=<dir> -P t_linkorder.cmake
+#         -DAX_SRC=<t_linkorder.c> -DAX_WORK=<dir> [-DAX_EMU=<emulator args joined with |>]
+#         -P t_linkorder.cmake
 #
-# The right order links; libc named before axmalloc (libaxmalloc.a or axmalloc.o) must fail
+# The right order links, and the program runs on axmalloc; libc named before axmalloc (libaxmalloc.a or axmalloc.o) must fail
 # with a duplicate definition of malloc, never produce a program in which glibc's malloc
 # and axmalloc's objects are mixed. (Every object of axmalloc pulls in alloc.o, which
 # defines malloc: see axi_pull_alloc in src/common/internal.h.)
@@ -15,6 +16,13 @@ function(try_link name expect_ok)
   string(SUBSTRING "${err}" 0 600 head)
   if(expect_ok AND NOT rc EQUAL 0)
     message(FATAL_ERROR "${name}: expected to link, failed:\n${err}")
+  elseif(expect_ok)
+    string(REPLACE "|" ";" emu "${AX_EMU}")
+    execute_process(COMMAND ${emu} ${AX_WORK}/${name} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                    ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0 OR NOT out MATCHES "t_linkorder: OK")
+      message(FATAL_ERROR "${name}: linked, but does not run on axmalloc (${rc}):\n${out}${err}")
+    endif()
   elseif(NOT expect_ok)
     if(rc EQUAL 0)
       message(FATAL_ERROR "${name}: linked, but libc's malloc and axmalloc are mixed in it")
