@@ -27,10 +27,21 @@ ax_sys_static(t_cxx_nobadalloc_static SOURCES t_cxx_nobadalloc.cc LIBS axmalloc_
 ax_expect_fail(t_cxx_nobadalloc_static t_cxx_nobadalloc_static
   REGEX "axmalloc: operator new\\([0-9]+\\): out of memory, and std::bad_alloc is not linked in \\(static link: add -Wl,-u,_ZTISt9bad_alloc")
 
+# A program that replaces only new(size_t) and delete(void *): every other form must go
+# through them (dynamic: the executable's win; static: ours are weak).
+ax_test(t_cxx_replaced SOURCES t_cxx_replaced.cc)
+set_target_properties(t_cxx_replaced PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+target_compile_options(t_cxx_replaced PRIVATE -Wno-sized-deallocation)
+ax_sys_static(t_cxx_replaced_static SOURCES t_cxx_replaced.cc LIBS axmalloc_static
+              OPTIONS ${AX_CXX_STATIC_LINK_FLAGS})
+set_target_properties(t_cxx_replaced_static PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+target_compile_options(t_cxx_replaced_static PRIVATE -Wno-sized-deallocation)
+add_test(NAME t_cxx_replaced_static COMMAND t_cxx_replaced_static)
+
 # The operators' object asks nothing of the C++ runtime but weakly, so that C programs
 # link it (axmalloc.o, --whole-archive) without libstdc++.
 add_test(NAME t_cxx_weakrefs
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/t_cxx_weakrefs.sh ${CMAKE_NM} ${AX_RELOC_OBJECT})
-set_tests_properties(t_cxx_new t_cxx_new_static t_cxx_nobadalloc t_cxx_nobadalloc_u
+set_tests_properties(t_cxx_replaced t_cxx_replaced_static t_cxx_new t_cxx_new_static t_cxx_nobadalloc t_cxx_nobadalloc_u
   t_cxx_nobadalloc_static t_cxx_weakrefs t_cxx_new.baddelete t_cxx_new_static.baddelete
   PROPERTIES LABELS cxx)

@@ -59,7 +59,7 @@ static bool cache_put(ax_segment_t *seg) {
   return kept;
 }
 
-void axi_huge_cache_trim(bool force) { axi_segcache_trim(&cache, force); }
+void axi_huge_cache_trim(enum ax_trim mode) { axi_segcache_trim(&cache, mode); }
 
 /* Zero [p, p + size) of a mapping: whole OS pages by handing them back to the kernel,
  * the ragged ends (and everything, should madvise refuse) with the bulk kernel.
@@ -106,10 +106,8 @@ void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
   size_t need = page_round(off + size);
   ax_segment_t *seg = cache_take(need);
   bool fresh = seg == NULL;
-  if (fresh && !(seg = axi_segment_map(AX_KIND_HUGE, need))) {
-    ax_trim(0); /* the OS refused: give back what empty pages and the caches hold */
-    seg = axi_segment_map(AX_KIND_HUGE, need);
-  }
+  if (fresh && !(seg = axi_segment_map(AX_KIND_HUGE, need)) && axi_heap_release(heap))
+    seg = axi_segment_map(AX_KIND_HUGE, need); /* the OS refused: retry once, after unmapping */
   if (fresh && !seg) {
     errno = ENOMEM;
     return NULL;

@@ -281,12 +281,15 @@ typedef struct ax_segcache {
   unsigned count;
   size_t bytes;
 } ax_segcache_t;
-AXI_HIDDEN void axi_segcache_trim(ax_segcache_t *cache, bool force);
+/* What a cache trim drops: entries past the purge delay (try-lock), all entries but only if
+ * the lock is free (malloc's paths: fork's prepare handler may hold it), or all entries. */
+enum ax_trim { AX_TRIM_DUE, AX_TRIM_ALL_NOWAIT, AX_TRIM_ALL };
+AXI_HIDDEN void axi_segcache_trim(ax_segcache_t *cache, enum ax_trim mode);
 /* A link that may be cache->first, which is read without the lock: written atomically. */
 static inline void axi_segcache_link(ax_segment_t **at, ax_segment_t *seg) {
   ax_atomic_store_relaxed((ax_atomic_word *)at, (uintptr_t)seg);
 }
-AXI_HIDDEN void axi_segment_cache_trim(bool force);
+AXI_HIDDEN void axi_segment_cache_trim(enum ax_trim mode);
 AXI_HIDDEN void axi_segment_fork_prepare(void);
 AXI_HIDDEN void axi_segment_fork_release(void);
 
@@ -297,6 +300,7 @@ AXI_HIDDEN void axi_page_collect(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_page_count_mallocs(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_heap_collect_all(ax_heap_t *heap);
+AXI_HIDDEN bool axi_heap_release(ax_heap_t *heap);
 AXI_HIDDEN __attribute__((noreturn)) void axi_invalid_free(const char *fn, const void *p);
 AXI_HIDDEN void axi_check_double_free(ax_page_t *page, ax_block_t *b);
 AXI_HIDDEN void axi_remote_free(ax_segment_t *seg, ax_page_t *page, ax_block_t *b);
@@ -313,7 +317,7 @@ AXI_HIDDEN void axi_heap_foreach(void (*fn)(ax_heap_t *, void *), void *arg);
 AXI_HIDDEN void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero);
 AXI_HIDDEN void axi_huge_free(ax_segment_t *seg);
 AXI_HIDDEN void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size);
-AXI_HIDDEN void axi_huge_cache_trim(bool force);
+AXI_HIDDEN void axi_huge_cache_trim(enum ax_trim mode);
 AXI_HIDDEN void axi_huge_fork_prepare(void);
 AXI_HIDDEN void axi_huge_fork_release(void);
 

@@ -18,6 +18,7 @@
 #include <new>
 
 #include "axmalloc.h"
+#include "cxx_ops.h"
 
 // The C++ runtime, weakly (the compiler's own references to them, from `throw` and
 // `catch`, become weak too: symbol binding is per object file).
@@ -108,51 +109,92 @@ inline void delete_sized_aligned(void *p, size_t size, std::align_val_t al) {
   ax_free_sized(p, size > (size_t)al ? size : (size_t)al);
 }
 
+// The nothrow forms of a replaced operator new: its exception becomes nullptr.
+template <typename F, typename... A> void *try_new(F f, A... a) noexcept {
+  try {
+    return f(a...);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+#define REPLACED __builtin_expect(axi_cxx_replaced, 0)
+#define OPS axi_cxx_ops
+
 } // namespace
 
 extern "C" __attribute__((noinline, cold)) void ax_fatal_new(size_t size) {
-  // Only a -static program that never names std::bad_alloc gets here (see the top).
+  // A -static program that never names std::bad_alloc gets here (see the top), or a C
+  // program that loaded libstdc++ with RTLD_LOCAL (its symbols are not global).
   axi_fatal("axmalloc: operator new(%zu): out of memory, and std::bad_alloc is not linked in "
-            "(static link: add -Wl,-u,_ZTISt9bad_alloc,-u,__cxa_throw,-u,__cxa_allocate_exception)\n",
+            "(static link: add -Wl,-u,_ZTISt9bad_alloc,-u,__cxa_throw,-u,__cxa_allocate_exception;"
+            " or libstdc++ was loaded RTLD_LOCAL)\n",
             size);
 }
 
-// ---- new ------------------------------------------------------------------------------
-AX_EXPORT void *operator new(size_t n) { return new_plain(n); }
-AX_EXPORT void *operator new[](size_t n) { return new_plain(n); }
-AX_EXPORT void *operator new(size_t n, const std::nothrow_t &) noexcept {
-  return new_nothrow(n, 0);
+// ---- the base forms ---------------------------------------------------------------------
+// Defined under hidden names, exported as weak aliases: a program that defines its own
+// operator new links -static without a duplicate definition, and cxx_replaced.c tells
+// ours from the winner.
+extern "C" {
+void *axi_cxx_new(size_t n) { return new_plain(n); }
+void *axi_cxx_new_array(size_t n) { return REPLACED ? OPS.new_(n) : new_plain(n); }
+void axi_cxx_delete(void *p) { ax_free(p); }
+void axi_cxx_delete_array(void *p) { REPLACED ? OPS.delete_(p) : ax_free(p); }
+void *axi_cxx_new_al(size_t n, size_t al) { return new_aligned(n, std::align_val_t{al}); }
+void *axi_cxx_new_array_al(size_t n, size_t al) {
+  return REPLACED ? OPS.new_al(n, al) : new_aligned(n, std::align_val_t{al});
 }
-AX_EXPORT void *operator new[](size_t n, const std::nothrow_t &) noexcept {
-  return new_nothrow(n, 0);
-}
-AX_EXPORT void *operator new(size_t n, std::align_val_t al) { return new_aligned(n, al); }
-AX_EXPORT void *operator new[](size_t n, std::align_val_t al) { return new_aligned(n, al); }
-AX_EXPORT void *operator new(size_t n, std::align_val_t al, const std::nothrow_t &) noexcept {
-  return new_nothrow(n, (size_t)al);
-}
-AX_EXPORT void *operator new[](size_t n, std::align_val_t al, const std::nothrow_t &) noexcept {
-  return new_nothrow(n, (size_t)al);
+void axi_cxx_delete_al(void *p, size_t) { ax_free(p); }
+void axi_cxx_delete_array_al(void *p, size_t al) { REPLACED ? OPS.delete_al(p, al) : ax_free(p); }
 }
 
-// ---- delete ---------------------------------------------------------------------------
-AX_EXPORT void operator delete(void *p) noexcept { ax_free(p); }
-AX_EXPORT void operator delete[](void *p) noexcept { ax_free(p); }
-AX_EXPORT void operator delete(void *p, const std::nothrow_t &) noexcept { ax_free(p); }
-AX_EXPORT void operator delete[](void *p, const std::nothrow_t &) noexcept { ax_free(p); }
-AX_EXPORT void operator delete(void *p, size_t n) noexcept { ax_free_sized(p, n); }
-AX_EXPORT void operator delete[](void *p, size_t n) noexcept { ax_free_sized(p, n); }
-AX_EXPORT void operator delete(void *p, std::align_val_t) noexcept { ax_free(p); }
-AX_EXPORT void operator delete[](void *p, std::align_val_t) noexcept { ax_free(p); }
-AX_EXPORT void operator delete(void *p, std::align_val_t, const std::nothrow_t &) noexcept {
-  ax_free(p);
+#define AX_OP(target) AX_EXPORT __attribute__((weak, alias(#target)))
+AX_OP(axi_cxx_new) void *operator new(size_t);
+AX_OP(axi_cxx_new_array) void *operator new[](size_t);
+AX_OP(axi_cxx_delete) void operator delete(void *) noexcept;
+AX_OP(axi_cxx_delete_array) void operator delete[](void *) noexcept;
+AX_OP(axi_cxx_new_al) void *operator new(size_t, std::align_val_t);
+AX_OP(axi_cxx_new_array_al) void *operator new[](size_t, std::align_val_t);
+AX_OP(axi_cxx_delete_al) void operator delete(void *, std::align_val_t) noexcept;
+AX_OP(axi_cxx_delete_array_al) void operator delete[](void *, std::align_val_t) noexcept;
+
+// ---- the forms defined by them ------------------------------------------------------------
+// Straight to ax_* while no base form is replaced; through the program's otherwise.
+#define AX_WEAK AX_EXPORT __attribute__((weak))
+AX_WEAK void *operator new(size_t n, const std::nothrow_t &) noexcept {
+  return REPLACED ? try_new(OPS.new_, n) : new_nothrow(n, 0);
 }
-AX_EXPORT void operator delete[](void *p, std::align_val_t, const std::nothrow_t &) noexcept {
-  ax_free(p);
+AX_WEAK void *operator new[](size_t n, const std::nothrow_t &) noexcept {
+  return REPLACED ? try_new(OPS.new_array, n) : new_nothrow(n, 0);
 }
-AX_EXPORT void operator delete(void *p, size_t n, std::align_val_t al) noexcept {
-  delete_sized_aligned(p, n, al);
+AX_WEAK void *operator new(size_t n, std::align_val_t al, const std::nothrow_t &) noexcept {
+  return REPLACED ? try_new(OPS.new_al, n, (size_t)al) : new_nothrow(n, (size_t)al);
 }
-AX_EXPORT void operator delete[](void *p, size_t n, std::align_val_t al) noexcept {
-  delete_sized_aligned(p, n, al);
+AX_WEAK void *operator new[](size_t n, std::align_val_t al, const std::nothrow_t &) noexcept {
+  return REPLACED ? try_new(OPS.new_array_al, n, (size_t)al) : new_nothrow(n, (size_t)al);
+}
+AX_WEAK void operator delete(void *p, const std::nothrow_t &) noexcept {
+  REPLACED ? OPS.delete_(p) : ax_free(p);
+}
+AX_WEAK void operator delete[](void *p, const std::nothrow_t &) noexcept {
+  REPLACED ? OPS.delete_array(p) : ax_free(p);
+}
+AX_WEAK void operator delete(void *p, size_t n) noexcept {
+  REPLACED ? OPS.delete_(p) : ax_free_sized(p, n);
+}
+AX_WEAK void operator delete[](void *p, size_t n) noexcept {
+  REPLACED ? OPS.delete_array(p) : ax_free_sized(p, n);
+}
+AX_WEAK void operator delete(void *p, std::align_val_t al, const std::nothrow_t &) noexcept {
+  REPLACED ? OPS.delete_al(p, (size_t)al) : ax_free(p);
+}
+AX_WEAK void operator delete[](void *p, std::align_val_t al, const std::nothrow_t &) noexcept {
+  REPLACED ? OPS.delete_array_al(p, (size_t)al) : ax_free(p);
+}
+AX_WEAK void operator delete(void *p, size_t n, std::align_val_t al) noexcept {
+  REPLACED ? OPS.delete_al(p, (size_t)al) : delete_sized_aligned(p, n, al);
+}
+AX_WEAK void operator delete[](void *p, size_t n, std::align_val_t al) noexcept {
+  REPLACED ? OPS.delete_array_al(p, (size_t)al) : delete_sized_aligned(p, n, al);
 }

@@ -55,8 +55,8 @@ int ax_trim(size_t pad) {
     axi_heap_collect_all(heap);
     axi_segment_purge(heap, true);
   }
-  axi_segment_cache_trim(true);
-  axi_huge_cache_trim(true);
+  axi_segment_cache_trim(AX_TRIM_ALL);
+  axi_huge_cache_trim(AX_TRIM_ALL);
   return released() != before; /* (another thread's munmap may count: a spurious 1) */
 }
 

@@ -290,8 +290,8 @@ static void purge_tick(ax_heap_t *heap) {
     retire_empty(heap, now, false);
   if (heap->next_purge_ms && now >= heap->next_purge_ms) {
     axi_segment_purge(heap, false);
-    axi_segment_cache_trim(false);
-    axi_huge_cache_trim(false);
+    axi_segment_cache_trim(AX_TRIM_DUE);
+    axi_huge_cache_trim(AX_TRIM_DUE);
   }
 }
 
@@ -463,6 +463,36 @@ void axi_check_double_free(ax_page_t *page, ax_block_t *b) {
 }
 
 /* ---- thread exit and trim ----------------------------------------------------------- */
+
+/* The OS refused a mapping. Only unmapping helps (RLIMIT_AS and the overcommit check count
+ * address space, not resident pages: no purge): take over exited threads' segments, retire
+ * every page that is empty once remote frees are collected (O(pages + remote frees), not
+ * O(blocks) like trim), so that segments can empty into the cache, then unmap both caches
+ * without waiting for their locks. A program that tries a huge buffer and falls back to a
+ * smaller one pays little per refusal. post: true when something was unmapped. */
+bool axi_heap_release(ax_heap_t *heap) {
+  uint64_t before = ax_atomic_load_relaxed(&axi_stats.munmap_calls);
+  for (int i = 0; i < 64 && axi_segment_reclaim(heap); i++)
+    ;
+  while (heap->full.first)
+    page_unfull(heap, heap->full.first);
+  for (unsigned c = 1; c < AX_CLASSES; c++) {
+    for (ax_page_t *page = heap->queue[c].first, *next; page; page = next) {
+      next = page->next;
+      axi_page_collect(heap, page);
+      if (page->used == 0) {
+        queue_remove(heap, page);
+        axi_page_count_mallocs(heap, page);
+        axi_segment_page_retire(heap, page);
+      }
+    }
+  }
+  heap->empty_classes = 0;
+  heap->next_retire_ms = 0;
+  axi_segment_cache_trim(AX_TRIM_ALL_NOWAIT);
+  axi_huge_cache_trim(AX_TRIM_ALL_NOWAIT);
+  return ax_atomic_load_relaxed(&axi_stats.munmap_calls) != before;
+}
 
 /* Collect every page of the heap; retire the empty ones (even the last of a class). */
 void axi_heap_collect_all(ax_heap_t *heap) {

@@ -204,12 +204,13 @@ static ax_segment_t *cache_take(void) {
 
 /* Unmap the entries unused for longer than the purge delay (all of them if force). A
  * trim that finds the lock taken leaves the work to the next one (unless force). */
-void axi_segcache_trim(ax_segcache_t *c, bool force) {
+void axi_segcache_trim(ax_segcache_t *c, enum ax_trim mode) {
   uint64_t now = axi_now_ms();
   ax_segment_t *drop = NULL;
   if (!ax_atomic_load_relaxed((ax_atomic_word *)&c->first))
     return;
-  if (force)
+  bool force = mode != AX_TRIM_DUE;
+  if (mode == AX_TRIM_ALL)
     axi_lock(&c->lock);
   else if (!axi_trylock(&c->lock))
     return;
@@ -233,7 +234,7 @@ void axi_segcache_trim(ax_segcache_t *c, bool force) {
   }
 }
 
-void axi_segment_cache_trim(bool force) { axi_segcache_trim(&cache, force); }
+void axi_segment_cache_trim(enum ax_trim mode) { axi_segcache_trim(&cache, mode); }
 
 /* A cached segment may come back as another kind: a new page is dirty (not known zero)
  * when any old dirty or used page overlaps it. */
@@ -287,10 +288,9 @@ static ax_segment_t *segment_alloc(ax_heap_t *heap, enum ax_kind kind) {
 ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind) {
   ax_segment_t *seg = heap->segs[kind].first;
   if (!seg && !(seg = segment_alloc(heap, kind))) {
-    /* The OS refused (RLIMIT_AS, overcommit): give back what empty pages and the caches
-     * hold, then retry once (t_oom.limit). */
-    ax_trim(0);
-    if (!(seg = heap->segs[kind].first) && !(seg = segment_alloc(heap, kind)))
+    /* The OS refused (RLIMIT_AS, overcommit): retry once if memory was unmapped */
+    if (!axi_heap_release(heap) ||
+        (!(seg = heap->segs[kind].first) && !(seg = segment_alloc(heap, kind))))
       return NULL;
   }
   axi_segment_validate(seg); /* once per page taken: a stray write over the header shows */

@@ -1,0 +1,41 @@
+/* The base C++ operators, as the program resolves them and as new_delete.cc defines them
+ * (cxx_replaced.c). Included from C and C++. */
+#ifndef AX_CXX_OPS_H
+#define AX_CXX_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct axi_cxx_ops {
+  void *(*new_)(size_t);
+  void *(*new_array)(size_t);
+  void (*delete_)(void *);
+  void (*delete_array)(void *);
+  void *(*new_al)(size_t, size_t); /* std::align_val_t is passed as a size_t */
+  void *(*new_array_al)(size_t, size_t);
+  void (*delete_al)(void *, size_t);
+  void (*delete_array_al)(void *, size_t);
+} axi_cxx_ops_t;
+
+/* Set before main by cxx_replaced.c: the winning definitions, and whether any is not ours. */
+__attribute__((visibility("hidden"))) extern axi_cxx_ops_t axi_cxx_ops;
+__attribute__((visibility("hidden"))) extern bool axi_cxx_replaced;
+
+/* new_delete.cc's own definitions (hidden aliases) */
+__attribute__((visibility("hidden"))) void *axi_cxx_new(size_t);
+__attribute__((visibility("hidden"))) void *axi_cxx_new_array(size_t);
+__attribute__((visibility("hidden"))) void axi_cxx_delete(void *);
+__attribute__((visibility("hidden"))) void axi_cxx_delete_array(void *);
+__attribute__((visibility("hidden"))) void *axi_cxx_new_al(size_t, size_t);
+__attribute__((visibility("hidden"))) void *axi_cxx_new_array_al(size_t, size_t);
+__attribute__((visibility("hidden"))) void axi_cxx_delete_al(void *, size_t);
+__attribute__((visibility("hidden"))) void axi_cxx_delete_array_al(void *, size_t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
