@@ -10,10 +10,6 @@ if(NOT AX_SANITIZE STREQUAL "")
   return()
 endif()
 find_program(AX_BASH bash REQUIRED)
-set(ax_install_emu "")
-if(CMAKE_CROSSCOMPILING AND CMAKE_CROSSCOMPILING_EMULATOR)
-  string(REPLACE ";" "|" ax_install_emu "${CMAKE_CROSSCOMPILING_EMULATOR}")
-endif()
 # cmake -DCMAKE_TOOLCHAIN_FILE=<relative> is taken relative to the build directory, then
 # the source directory: hand the consumer an absolute path.
 set(ax_install_toolchain "${CMAKE_TOOLCHAIN_FILE}")
@@ -37,7 +33,7 @@ add_test(NAME t_install
     "cc=${CMAKE_C_COMPILER}" "cxx=${CMAKE_CXX_COMPILER}"
     "libdir=${CMAKE_INSTALL_LIBDIR}" "includedir=${CMAKE_INSTALL_INCLUDEDIR}"
     "version=${PROJECT_VERSION}" "cross=${ax_install_cross}"
-    "toolchain=${ax_install_toolchain}" "emulator=${ax_install_emu}")
+    "toolchain=${ax_install_toolchain}" "emulator=${AX_EMU_ARG}")
 # Configures a small CMake project (two compilers detected), builds 16 programs and runs
 # them: 15-20 s alone, about a minute under qemu next to a parallel ctest.
 set_tests_properties(t_install PROPERTIES TIMEOUT 600 LABELS install)

@@ -85,12 +85,8 @@ set_tests_properties(t_mt_storm t_mt_prodcons t_mt_threads t_fork
 # A test that runs the program with AXMALLOC_STATS=1 (through this file in script mode)
 # and checks axmalloc's statistics reach stderr with a non-zero mallocs count.
 function(ax_sys_stats_test name target)
-  set(emu "")
-  if(CMAKE_CROSSCOMPILING AND CMAKE_CROSSCOMPILING_EMULATOR)
-    string(REPLACE ";" "|" emu "${CMAKE_CROSSCOMPILING_EMULATOR}")
-  endif()
   add_test(NAME ${name}
-    COMMAND ${CMAKE_COMMAND} "-DAX_EMU=${emu}" "-DAX_PROG=$<TARGET_FILE:${target}>"
+    COMMAND ${CMAKE_COMMAND} "-DAX_EMU=${AX_EMU_ARG}" "-DAX_PROG=$<TARGET_FILE:${target}>"
             -P ${CMAKE_CURRENT_SOURCE_DIR}/system.cmake)
   set_tests_properties(${name} PROPERTIES TIMEOUT ${AX_SYS_TIMEOUT} LABELS "system;static")
 endfunction()
@@ -168,13 +164,9 @@ set_tests_properties(t_static_pie_c t_static_pie_cxx t_static_pie_kind PROPERTIE
 set_tests_properties(t_static_pie_kind PROPERTIES PASS_REGULAR_EXPRESSION "static-pie: ok")
 
 # Link order: libc before axmalloc must not link (a duplicate malloc), never mix.
-set(emu "")
-if(CMAKE_CROSSCOMPILING AND CMAKE_CROSSCOMPILING_EMULATOR)
-  string(REPLACE ";" "|" emu "${CMAKE_CROSSCOMPILING_EMULATOR}")
-endif()
 add_test(NAME t_linkorder
   COMMAND ${CMAKE_COMMAND} -DAX_CC=${CMAKE_C_COMPILER} -DAX_INCLUDE=${PROJECT_SOURCE_DIR}/include
-          "-DAX_EMU=${emu}"
+          "-DAX_EMU=${AX_EMU_ARG}"
           -DAX_LIB=$<TARGET_FILE:axmalloc_static> -DAX_OBJ=${AX_RELOC_OBJECT}
           -DAX_SRC=${CMAKE_CURRENT_SOURCE_DIR}/t_linkorder.c
           -DAX_WORK=${CMAKE_CURRENT_BINARY_DIR}/t_linkorder.d
