@@ -14,6 +14,9 @@
 // program itself never names std::bad_alloc. Then a failing `new` cannot throw and ends
 // the program with a message instead. The installed CMake target axmalloc::static and
 // axmalloc.pc add -Wl,-u for the three symbols that make throwing possible.
+//
+// The operators themselves are weak definitions, so a program's own win, in a static link
+// too; when it replaces a base form, the other forms go through it (cxx_replaced.c).
 #include <cstddef>
 #include <new>
 
