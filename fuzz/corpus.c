@@ -193,7 +193,7 @@ static void s_aligned(enc_t *e, int opcode) {
     op(e, opcode, (int)k), al_pow2(e, k), sz(e, k % 3 ? 100 * k : (size_t)1 << k);
   for (unsigned i = 0; i < 16; i++) /* odd alignments: fail or round, by call */
     op(e, opcode, 30 + (int)i), al_odd(e, i), sz(e, 64);
-  op(e, opcode, 50), al_pow2(e, 22), sz(e, 64); /* 4 MiB: above AX_MAX_ALIGN */
+  op(e, opcode, 50), al_pow2(e, 22), sz(e, 64); /* 4 MiB: the header one segment before */
   op(e, opcode, 51), al_pow2(e, 21), sz(e, 3 * MIB);
   op(e, opcode, 52), al_pow2(e, 12), sz(e, MIB + 1);
   for (int i = 0; i < 22; i += 2)

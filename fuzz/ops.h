@@ -18,7 +18,7 @@
  *                        else 1 MiB + (s & 8 ? (int16_t)u16 : mib_delta[s & 7]):
  *                        around the size where blocks become huge (own mapping)
  *            7 pow2      2^((s & 31) % 21) + (u8 % 5) - 2 (up to 1 MiB)
- *   align  1 byte a: a < 0xE0: 2^(a % 24) (1 B .. 8 MiB; above 2 MiB must fail), else
+ *   align  1 byte a: a < 0xE0: 2^(a % 24) (1 B .. 8 MiB), else
  *          odd_align[a & 15]: 0, non-powers of two, sizes past PTRDIFF_MAX, ...
  *   count  1 byte c: 0xFF: SIZE_MAX / 2 + 1 (overflows), 0xFE: 0, else 1 + c % 16
  *   u8     1 byte

@@ -1,5 +1,7 @@
 /* Alignment: aligned_alloc, posix_memalign, memalign (and the ax_* twins) for every power of
- * two up to AX_MAX_ALIGN and a spread of sizes; bad alignments; valloc/pvalloc; churn. */
+ * two up to 16 MiB and a spread of sizes; alignments of a segment and more (4 MiB .. 1 GiB)
+ * with realloc, usable size and free; bad alignments and alignments no address space holds;
+ * valloc/pvalloc; churn. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -58,12 +60,12 @@ static void check_aligned(void *p, int f, size_t align, size_t size) {
 
 static void test_all_alignments(void) {
   for (int f = 0; f < F_COUNT; f++) {
-    for (size_t align = 1; align <= AX_MAX_ALIGN; align *= 2) {
+    for (size_t align = 1; align <= 16 * MIB; align *= 2) {
       if (is_posix(f) && align < sizeof(void *))
         continue;
       size_t sizes[] = {1, 7, align - 1, align, align + 1, 3 * align, 100000};
       /* the ax_* twins are the same code: one large size each is enough */
-      int nsizes = f >= F_AX_ALIGNED_ALLOC && align > 4096 ? 2 : 7;
+      int nsizes = (f >= F_AX_ALIGNED_ALLOC && align > 4096) || align > 2 * MIB ? 2 : 7;
       for (int s = 0; s < nsizes; s++) {
         void *p = alloc_with(f, align, sizes[s]);
         check_aligned(p, f, align, sizes[s]);
@@ -107,8 +109,8 @@ static void test_bad_alignments(void) {
     CHECKF(r == EINVAL, "ax_posix_memalign(align %zu) returned %d", a, r);
     CHECK(out == (void *)0x1234);
   }
-  /* larger than AX_MAX_ALIGN (a power of two): ENOMEM */
-  for (size_t a = AX_MAX_ALIGN * 2; a <= AX_MAX_ALIGN * 64; a *= 8) {
+  /* powers of two no address space holds (2^48 and more): ENOMEM at once */
+  for (size_t a = (size_t)1 << 48; a != 0; a <<= 3) {
     errno = 0;
     CHECK(aligned_alloc(a, 64) == NULL && errno == ENOMEM);
     errno = 0;
@@ -121,6 +123,58 @@ static void test_bad_alignments(void) {
     CHECK(out == (void *)0x1234);
     r = ax_posix_memalign(&out, a, 64);
     CHECK(r == ENOMEM && out == (void *)0x1234);
+  }
+  /* memalign rounds up to a power of two; above 2^63 there is none: EINVAL (glibc) */
+  size_t top = (size_t)1 << 63;
+  errno = 0;
+  CHECK(memalign(top, 64) == NULL && errno == ENOMEM);
+  errno = 0;
+  CHECK(memalign(top - 1, 64) == NULL && errno == ENOMEM);
+  size_t over[] = {top + 1, top + 4096, top + (top >> 1), SIZE_MAX};
+  for (size_t i = 0; i < sizeof over / sizeof over[0]; i++) {
+    size_t a = over[i];
+    errno = 0;
+    CHECKF(memalign(a, 64) == NULL && errno == EINVAL, "memalign(%#zx): errno %d", a, errno);
+    errno = 0;
+    CHECK(ax_memalign(a, 64) == NULL && errno == EINVAL);
+  }
+}
+
+/* A segment (4 MiB) of alignment and more: the block starts one segment into its mapping,
+ * its header in the segment before. Everything a huge block does must work: contents,
+ * usable size, realloc both ways, calloc-like zeroes of a fresh mapping, free. */
+static void test_segment_alignments(void) {
+  size_t aligns[] = {4 * MIB, 8 * MIB, 64 * MIB, (size_t)1 << 30};
+  for (size_t i = 0; i < sizeof aligns / sizeof aligns[0]; i++) {
+    size_t align = aligns[i];
+    for (int f = 0; f < 3; f++) {
+      size_t sizes[] = {2, 4096, 3 * MIB, align + 1};
+      for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t n = sizes[s];
+        char *p = alloc_with(f, align, n);
+        CHECKF(p != NULL, "%s(%zu MiB, %zu) failed", fname[f], align / MIB, n);
+        CHECKF(((uintptr_t)p & (align - 1)) == 0, "%s(%zu MiB) = %p", fname[f], align / MIB, p);
+        size_t us = malloc_usable_size(p);
+        CHECK(us >= n && us == ax_usable_size(p));
+        CHECK(p[0] == 0 && p[n - 1] == 0); /* a fresh mapping */
+        p[0] = 1, p[n - 1] = 2;
+        char *q = realloc(p, n + 5 * MIB); /* may move: keeps the bytes, not the alignment */
+        CHECK(q != NULL && q[0] == 1 && q[n - 1] == 2);
+        q = realloc(q, n); /* shrink */
+        CHECK(q != NULL && q[0] == 1 && q[n - 1] == 2);
+        free(q);
+      }
+    }
+    /* several at once: distinct, none overlapping */
+    char *ps[4];
+    for (int k = 0; k < 4; k++) {
+      CHECK((ps[k] = aligned_alloc(align, MIB)) != NULL && ((uintptr_t)ps[k] & (align - 1)) == 0);
+      memset(ps[k], k + 1, MIB);
+    }
+    for (int k = 0; k < 4; k++) {
+      CHECK(ps[k][0] == k + 1 && ps[k][MIB - 1] == k + 1);
+      free(ps[k]);
+    }
   }
 }
 
@@ -191,6 +245,7 @@ int main(void) {
   check_axmalloc_active();
   test_all_alignments();
   test_bad_alignments();
+  test_segment_alignments();
   test_valloc();
   test_churn();
   printf("t_align: OK\n");

@@ -148,7 +148,7 @@ static void failures() {
   try { (void)::operator new[](kHuge); } catch (const std::bad_alloc &) { thrown++; }
   try { (void)::operator new(SIZE_MAX); } catch (const std::bad_alloc &) { thrown++; }
   try { (void)::operator new(kHuge, std::align_val_t{64}); } catch (const std::bad_alloc &) { thrown++; }
-  try { (void)::operator new[](100, std::align_val_t{(size_t)1 << 30}); } catch (const std::bad_alloc &) { thrown++; }
+  try { (void)::operator new[](100, std::align_val_t{(size_t)1 << 62}); } catch (const std::bad_alloc &) { thrown++; }
   CHECKF(thrown == 5, "%d of 5 failures threw std::bad_alloc", thrown);
   CHECK(::operator new(kHuge, std::nothrow) == nullptr);
   CHECK(::operator new[](kHuge, std::nothrow) == nullptr);

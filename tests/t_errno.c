@@ -65,7 +65,7 @@ static void test_free_errno(void) {
   p = aligned_alloc(4096, 10000);
   CHECK(p != NULL);
   free_keeps_errno(p);
-  p = aligned_alloc(AX_MAX_ALIGN, 100);
+  p = aligned_alloc(8 << 20, 100);
   CHECK(p != NULL);
   free_keeps_errno(p);
   /* after trim too (freed memory already purged) */
@@ -123,7 +123,7 @@ static void test_overflow(void) {
   EXPECT_ENOMEM(calloc(1, big));
   /* sizes above PTRDIFF_MAX, and those whose rounding up would wrap */
   size_t huge_sizes[] = {big,           big + 1,         SIZE_MAX,
-                         SIZE_MAX - 15, SIZE_MAX - 4095, SIZE_MAX - AX_MAX_ALIGN + 1};
+                         SIZE_MAX - 15, SIZE_MAX - 4095, SIZE_MAX - (4 << 20) + 1};
   for (size_t i = 0; i < sizeof huge_sizes / sizeof huge_sizes[0]; i++) {
     size_t n = huge_sizes[i];
     EXPECT_ENOMEM(malloc(n));
@@ -133,7 +133,7 @@ static void test_overflow(void) {
     EXPECT_ENOMEM(realloc(NULL, n));
     EXPECT_ENOMEM(aligned_alloc(16, n));
     EXPECT_ENOMEM(aligned_alloc(4096, n));
-    EXPECT_ENOMEM(aligned_alloc(AX_MAX_ALIGN, n));
+    EXPECT_ENOMEM(aligned_alloc((size_t)8 << 20, n));
     EXPECT_ENOMEM(ax_aligned_alloc(64, n));
     EXPECT_ENOMEM(memalign(64, n));
     EXPECT_ENOMEM(valloc(n));

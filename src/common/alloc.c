@@ -74,13 +74,22 @@ static AX_NOINLINE __attribute__((noreturn)) void bad_pointer(const char *fn, ax
   axi_invalid_free(fn, p);
 }
 
+/* The header of p, whose own segment-map slot is empty: a huge block aligned to a segment
+ * or more has its header in the slot before (huge.c). Aborts when p is not ours. */
+static AX_NOINLINE ax_segment_t *header_off_map(const char *fn, const void *p) {
+  ax_segment_t *seg = axi_huge_aligned_header(p);
+  if (!seg)
+    axi_invalid_free(fn, p);
+  return seg;
+}
+
 /* free() of a pointer that is not the start of a block in a small/medium/large page:
  * a huge block, a bad pointer, or any block in checked mode (its pages' div_magic is 0). */
 static AX_NOINLINE void free_irregular(const char *fn, ax_segment_t *seg, void *p) {
   if (p == NULL)
     return;
   if (!axi_segmap_has((uintptr_t)seg))
-    axi_invalid_free(fn, p);
+    seg = header_off_map(fn, p);
   axi_segment_validate(seg);
   ax_page_t *page = axi_page_of(seg, p);
   if (axi_checked)
@@ -111,14 +120,14 @@ static inline void free_block(const char *fn, void *p, unsigned shift) {
     return free_irregular(fn, seg, p);
   ax_page_t *page = &seg->pages[((uintptr_t)p - (uintptr_t)seg) >> (shift ? shift : seg->page_shift)];
   uintptr_t off = (uintptr_t)p - page->area;
-  if (ax_unlikely(off >= page->area_size || off * page->div_magic >= page->div_magic ||
+  if (ax_unlikely(off >= page->carved || off * page->div_magic >= page->div_magic ||
                   (shift && shift != seg->page_shift)))
     return shift ? free_block(fn, p, 0) : free_irregular(fn, seg, p);
   ax_block_t *b = p;
   AX_TRACK_FREE(b);
   if (ax_likely(ax_atomic_load_relaxed(&seg->owner) == ax_arch_thread_id())) {
     uintptr_t link = (uintptr_t)axi_link(page, b);
-    if (ax_unlikely(link - page->area < page->area_size || link == 0))
+    if (ax_unlikely(link - page->area < page->carved || link == 0))
       return free_local_suspect(page, b);
     axi_set_link(page, b, page->local_free);
     page->local_free = b;
@@ -149,11 +158,11 @@ static size_t usable_size(const char *fn, const void *p) {
   if (!axi_segmap_has((uintptr_t)seg)) {
     if (p == NULL)
       return 0;
-    axi_invalid_free(fn, p);
+    seg = header_off_map(fn, p);
   }
   ax_page_t *page = axi_page_of(seg, p);
   uintptr_t off = (uintptr_t)p - page->area;
-  if (off < page->area_size && off * page->div_magic < page->div_magic)
+  if (off < page->carved && off * page->div_magic < page->div_magic)
     return page->block_size;
   axi_segment_validate(seg);
   if (axi_checked)
@@ -213,10 +222,10 @@ void *ax_realloc(void *p, size_t n) {
   }
   ax_segment_t *seg = axi_segment_of(p);
   if (ax_unlikely(!axi_segmap_has((uintptr_t)seg)))
-    axi_invalid_free("realloc", p);
+    return realloc_irregular(header_off_map("realloc", p), p, n);
   ax_page_t *page = axi_page_of(seg, p);
   uintptr_t off = (uintptr_t)p - page->area;
-  if (ax_unlikely(off >= page->area_size || off * page->div_magic >= page->div_magic))
+  if (ax_unlikely(off >= page->carved || off * page->div_magic >= page->div_magic))
     return realloc_irregular(seg, p, n);
   size_t old = page->block_size;
   if (ax_unlikely(n > PTRDIFF_MAX)) {
@@ -258,8 +267,9 @@ static AX_NOINLINE void *checked_aligned(size_t align, size_t n) {
 }
 
 /* Blocks of a class are aligned to `align` when the class size is a multiple of it and
- * every page of the class starts at such a multiple (page 0 starts after the header).
- * pre: align is a power of two in (16, AX_MAX_ALIGN]. */
+ * every page of the class starts at such a multiple (page 0 starts after the header);
+ * larger alignments get a huge block of their own (huge.c places it).
+ * pre: align is a power of two > 16. */
 static void *aligned_malloc(size_t align, size_t n) {
   if (n > PTRDIFF_MAX) {
     errno = ENOMEM;
@@ -286,18 +296,12 @@ void *ax_aligned_alloc(size_t align, size_t n) {
     errno = EINVAL;
     return NULL;
   }
-  if (align > AX_MAX_ALIGN) {
-    errno = ENOMEM;
-    return NULL;
-  }
   return align <= 16 ? ax_malloc(n) : aligned_malloc(align, n);
 }
 
 int ax_posix_memalign(void **out, size_t align, size_t n) {
   if (!pow2(align) || align % sizeof(void *) != 0)
     return EINVAL;
-  if (align > AX_MAX_ALIGN)
-    return ENOMEM;
   int saved = errno;
   void *p = align <= 16 ? ax_malloc(n) : aligned_malloc(align, n);
   errno = saved;
@@ -307,10 +311,11 @@ int ax_posix_memalign(void **out, size_t align, size_t n) {
   return 0;
 }
 
-/* glibc's memalign rounds an alignment that is not a power of two up to one. */
+/* glibc's memalign rounds an alignment that is not a power of two up to one; above
+ * SIZE_MAX / 2 + 1 there is none to round to (EINVAL, as glibc). */
 void *ax_memalign(size_t align, size_t n) {
-  if (align > AX_MAX_ALIGN) {
-    errno = align > PTRDIFF_MAX / 2 + 1 ? EINVAL : ENOMEM;
+  if (align > SIZE_MAX / 2 + 1) {
+    errno = EINVAL;
     return NULL;
   }
   size_t a = 1;

@@ -177,7 +177,7 @@ static size_t live_size(const char *fn, const ax_page_t *page, void *b) {
 static size_t small_block(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p) {
   axi_page_validate(seg, page);
   uintptr_t off = (uintptr_t)p - page->area;
-  if (!page->in_use || page->block_size == 0 || off >= page->area_size ||
+  if (!page->in_use || page->block_size == 0 || off >= page->carved ||
       off * page->check_magic >= page->check_magic) /* off % block_size != 0 */
     axi_invalid_free(fn, p);
   return live_size(fn, page, p);
@@ -220,7 +220,7 @@ static size_t huge_block(const char *fn, ax_segment_t *seg, void *p) {
 static void *huge_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero) {
   void *p = axi_huge_alloc(heap, n + HUGE_CANARY, align, zero);
   if (p)
-    huge_live(axi_segment_of(p), p, n);
+    huge_live(axi_huge_segment_of(p), p, n);
   return p;
 }
 
@@ -243,7 +243,7 @@ static unsigned class_for(size_t need, size_t align) {
   return 0;
 }
 
-/* pre: heap is the calling thread's (initialised); align a power of two <= AX_MAX_ALIGN.
+/* pre: heap is the calling thread's (initialised); align a power of two.
  * post: a checked block of n bytes (zeroed if zero), or NULL with errno = ENOMEM. */
 void *axi_check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero) {
   if (n > PTRDIFF_MAX - AX_SEGMENT_SIZE) {
@@ -260,7 +260,7 @@ void *axi_check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero) {
   }
   ax_block_t *b = page->free, *next = axi_link(page, b);
   uintptr_t off = (uintptr_t)next - page->area;
-  if (next && (off >= page->area_size || off * page->check_magic >= page->check_magic))
+  if (next && (off >= page->carved || off * page->check_magic >= page->check_magic))
     axi_corrupted_list(page, b); /* reported, never followed */
   axi_page_pop(page);
   AX_TRACK_DEFINED(b, page->block_size);
@@ -308,7 +308,7 @@ void *axi_check_realloc(ax_segment_t *seg, ax_page_t *page, void *p, size_t n) {
   if (huge && n > AX_LARGE_MAX) {
     void *q = axi_huge_realloc(seg, p, n + HUGE_CANARY);
     if (q) {
-      huge_live(axi_segment_of(q), q, n); /* memcheck: registered for the mapping, now n */
+      huge_live(axi_huge_segment_of(q), q, n); /* memcheck: registered for the mapping, now n */
       return q;
     }
   } else if (!huge && n + EXTRA <= page->block_size && n + EXTRA >= page->block_size / 2) {

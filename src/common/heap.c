@@ -81,15 +81,16 @@ static void heap_done(void *arg) {
 /* fork: the child must not inherit a global lock held by a thread that does not exist
  * there. Per-thread heaps need nothing: their owners' frees in the child become remote. */
 static void fork_prepare(void) {
-  axi_lock(&pool_lock);
+  axi_lock_for_fork(&pool_lock);
   axi_segment_fork_prepare();
   axi_huge_fork_prepare();
+  AX_HOOK(AX_HOOK_FORK_PREPARED, NULL);
 }
 
 static void fork_release(void) {
   axi_huge_fork_release();
   axi_segment_fork_release();
-  axi_unlock(&pool_lock);
+  axi_unlock_after_fork(&pool_lock);
 }
 
 static void fork_child(void) {

@@ -83,7 +83,7 @@ static void huge_zero(char *p, size_t size) {
 
 static void *huge_setup(ax_segment_t *seg, uintptr_t off) {
   seg->kind = AX_KIND_HUGE;
-  seg->page_shift = AX_SEGMENT_SHIFT; /* every valid pointer is in the first 4 MiB */
+  seg->page_shift = AX_HUGE_PAGE_SHIFT;
   seg->npages = 1;
   seg->used_pages = 1;
   seg->free_mask = seg->dirty_mask = seg->purged_mask = 0;
@@ -91,23 +91,39 @@ static void *huge_setup(ax_segment_t *seg, uintptr_t off) {
   memset(page, 0, sizeof *page);
   page->in_use = 1;
   page->used = 1;
-  page->area = (uintptr_t)seg + off; /* area_size stays 0: free() takes the irregular path */
+  page->area = (uintptr_t)seg + off; /* carved stays 0: free() takes the irregular path */
   return (void *)page->area;
 }
 
-/* pre: align is a power of two <= AX_MAX_ALIGN.
- * post: a block of size bytes aligned to align (zeroed if zero), or NULL with ENOMEM. */
+/* Where the block starts in its mapping. Up to half a segment of alignment it is `align`
+ * bytes in (the mapping is segment-aligned). A block aligned to a segment or more would be
+ * the first byte of its segment-map slot, where the header belongs: it starts one segment
+ * in instead, in a mapping placed so that this is aligned, with the header in the slot
+ * before (axi_huge_aligned_header). Only that header page of the first segment is touched. */
+static uintptr_t block_offset(size_t align) {
+  return align >= AX_SEGMENT_SIZE ? AX_SEGMENT_SIZE : align > AX_HUGE_OFFSET ? align : AX_HUGE_OFFSET;
+}
+
+/* pre: align is a power of two.
+ * post: a block of size bytes aligned to align (zeroed if zero), or NULL with ENOMEM. A
+ * request no address space can hold fails at once, without a system call. */
 void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
-  uintptr_t off = align > AX_HUGE_OFFSET ? align : AX_HUGE_OFFSET;
-  if (size > PTRDIFF_MAX - off - AX_SEGMENT_SIZE) {
+  uintptr_t off = block_offset(align);
+  /* the mapping is segment-aligned; past one segment of alignment, it starts one segment
+   * before a multiple of align */
+  size_t map_align = align > AX_SEGMENT_SIZE ? align : AX_SEGMENT_SIZE;
+  size_t map_off = align > AX_SEGMENT_SIZE ? AX_SEGMENT_SIZE : 0;
+  if (map_align > AX_ADDRESS_LIMIT - off || size > AX_ADDRESS_LIMIT - off - map_align) {
     errno = ENOMEM;
     return NULL;
   }
   size_t need = page_round(off + size);
-  ax_segment_t *seg = cache_take(need);
+  /* cached mappings are segment-aligned: they serve up to one segment of alignment */
+  ax_segment_t *seg = align <= AX_SEGMENT_SIZE ? cache_take(need) : NULL;
   bool fresh = seg == NULL;
-  if (fresh && !(seg = axi_segment_map(AX_KIND_HUGE, need)) && axi_heap_release(heap))
-    seg = axi_segment_map(AX_KIND_HUGE, need); /* the OS refused: retry once, after unmapping */
+  if (fresh && !(seg = axi_segment_map(AX_KIND_HUGE, need, map_align, map_off)) &&
+      axi_heap_release(heap)) /* the OS refused: retry once, after unmapping */
+    seg = axi_segment_map(AX_KIND_HUGE, need, map_align, map_off);
   if (fresh && !seg) {
     errno = ENOMEM;
     return NULL;
@@ -131,12 +147,48 @@ void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
   return p;
 }
 
+/* A huge block aligned to a segment or more is the first byte of a segment-map slot whose
+ * bit is clear; its header is the segment before (block_offset).
+ * post: that header (its block may be freed already: the caller checks in_use), or NULL
+ * when p is no such block. */
+ax_segment_t *axi_huge_aligned_header(const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  if ((a & AX_SEGMENT_MASK) || a < AX_SEGMENT_SIZE || !axi_segmap_has(a - AX_SEGMENT_SIZE))
+    return NULL;
+  ax_segment_t *seg = (ax_segment_t *)(a - AX_SEGMENT_SIZE);
+  axi_segment_validate(seg);
+  return seg->kind == AX_KIND_HUGE && seg->pages[0].area == a ? seg : NULL;
+}
+
 void axi_huge_free(ax_segment_t *seg) {
   AX_TRACK_FREE((void *)seg->pages[0].area);
   seg->pages[0].in_use = 0; /* a second free of it is now an invalid pointer */
   axi_stat_add(&axi_stats.in_use, NULL, -(intptr_t)seg->map_size);
   if (!cache_put(seg))
     axi_segment_unmap(seg);
+}
+
+/* Move the mapping of seg (old bytes) to a fresh segment-aligned reservation of need bytes.
+ * The segment map forgets the old address before the move gives the range back: from then
+ * on another thread may map a segment there, and a late clear would remove that one from the
+ * map (t_race_remap stops a thread right after the move). post: the new address, or NULL with
+ * the block where it was. */
+static ax_segment_t *huge_move(ax_segment_t *seg, size_t old, size_t need) {
+  ax_segment_t *target = axi_os_map_aligned(need, AX_SEGMENT_SIZE, 0);
+  if (!target)
+    return NULL;
+  axi_segmap_set(seg, false);
+  if (!axi_os_move(seg, old, need, target)) {
+    axi_segmap_set(seg, true);
+    axi_os_unmap(target, need);
+    return NULL;
+  }
+  AX_HOOK(AX_HOOK_HUGE_MOVED, seg);
+  AX_TRACK_SHOW_META(seg, 4096); /* unmapped by the move */
+  axi_segment_hide_meta(target, true);
+  target->cookie = (uintptr_t)target ^ axi_cookie_key;
+  axi_segmap_set(target, true);
+  return target;
 }
 
 /* Resize a huge block: keep it when the new size fits and does not waste more than half,
@@ -149,16 +201,9 @@ void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size) {
   size_t need = page_round(off + size), old = seg->map_size;
   if (need <= old && need >= old / 2)
     return p;
-  ax_segment_t *moved = axi_os_remap_aligned(seg, old, need);
-  if (!moved)
+  ax_segment_t *moved = seg;
+  if (!axi_os_remap(seg, old, need) && !(moved = huge_move(seg, old, need)))
     return NULL;
-  if (moved != seg) {
-    AX_TRACK_SHOW_META(seg, 4096); /* unmapped by the move */
-    axi_segment_hide_meta(moved, true);
-    axi_segmap_set(seg, false);
-    axi_segmap_set(moved, true);
-    moved->cookie = (uintptr_t)moved ^ axi_cookie_key;
-  }
   moved->map_size = need;
   moved->pages[0].area = (uintptr_t)moved + off;
 #if AX_TRACKING
@@ -177,5 +222,5 @@ void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size) {
   return (char *)moved + off;
 }
 
-void axi_huge_fork_prepare(void) { axi_lock(&cache.lock); }
-void axi_huge_fork_release(void) { axi_unlock(&cache.lock); }
+void axi_huge_fork_prepare(void) { axi_lock_for_fork(&cache.lock); }
+void axi_huge_fork_release(void) { axi_unlock_after_fork(&cache.lock); }

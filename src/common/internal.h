@@ -18,6 +18,7 @@
 #include "arch.h"
 #include "atomic.h"
 #include "axmalloc.h"
+#include "hooks.h"
 #include "track.h"
 
 #define AXI_HIDDEN __attribute__((visibility("hidden")))
@@ -40,6 +41,11 @@ enum ax_kind { AX_KIND_SMALL, AX_KIND_MEDIUM, AX_KIND_LARGE, AX_KIND_HUGE, AX_KI
 #define AX_MEDIUM_MAX ((size_t)128 << 10)
 #define AX_LARGE_MAX ((size_t)1 << 20)
 #define AX_MAX_PAGES 64 /* small pages per segment */
+/* A huge block's pointers all name page 0 of its header: (p - seg) >> 63 is 0. */
+#define AX_HUGE_PAGE_SHIFT 63
+/* The segment map covers the lowest 2^48 bytes, which is all a process gets from mmap
+ * without asking for more (x86-64: 2^47, AArch64: 2^48): nothing larger can be mapped. */
+#define AX_ADDRESS_LIMIT ((uintptr_t)1 << 48)
 
 /* Where page 0's blocks start: after the segment header. Small segments keep 16 KiB so
  * small blocks keep their natural alignment (up to 8 KiB); the others keep 64 KiB so
@@ -100,7 +106,9 @@ typedef struct ax_page {
   ax_block_t *local_free; /* blocks the owner freed */
   uintptr_t area;         /* first block */
   uint64_t div_magic;     /* UINT64_MAX / block_size + 1: (off * magic < magic) <=> off % size == 0 */
-  uint32_t area_size;     /* reserved * block_size; 0 when the page is not in use, or huge */
+  uint32_t carved;        /* capacity * block_size: free() accepts blocks below it only (a
+                           * block-aligned pointer never handed out is an invalid pointer);
+                           * 0 when the page is not in use, or huge */
   uint32_t block_size;
   uint32_t capacity; /* blocks carved so far */
   uint32_t reserved; /* blocks that fit */
@@ -121,6 +129,9 @@ typedef struct ax_page {
 struct ax_heap;
 
 typedef struct ax_segment {
+  /* address ^ axi_cookie_key, first: a linear overflow from the block before the segment
+   * (segments are often mapped back to back) cannot reach the fields below without it */
+  uintptr_t cookie;
   ax_atomic_word owner; /* thread id of the owning thread, 0 while abandoned */
   ax_atomic_word heap;  /* struct ax_heap * of the owner, 0 while abandoned */
   uint8_t kind;
@@ -134,7 +145,6 @@ typedef struct ax_segment {
   struct ax_segment *next, *prev; /* the owner's list; the cache's list */
   struct ax_segment *abandoned_next;
   uint64_t cached_ms; /* when it entered a cache */
-  uintptr_t cookie;   /* address ^ axi_cookie_key: a stray write over the header shows */
   ax_page_t pages[] __attribute__((aligned(128)));
 } ax_segment_t;
 
@@ -234,41 +244,72 @@ static inline void axi_set_link(const ax_page_t *page, ax_block_t *b, const ax_b
 /* os.c */
 AXI_HIDDEN void axi_init_process(void);
 AXI_HIDDEN void *axi_os_map(size_t size);
-AXI_HIDDEN void *axi_os_map_aligned(size_t size);
+AXI_HIDDEN void *axi_os_map_aligned(size_t size, size_t align, size_t off);
 AXI_HIDDEN void axi_os_unmap(void *p, size_t size);
 AXI_HIDDEN void axi_os_purge(void *p, size_t size);
 AXI_HIDDEN bool axi_os_zero_pages(void *p, size_t size);
 AXI_HIDDEN bool axi_os_resident(const void *p);
-AXI_HIDDEN void *axi_os_remap_aligned(void *p, size_t old_size, size_t new_size);
+AXI_HIDDEN bool axi_os_remap(void *p, size_t old_size, size_t new_size);
+AXI_HIDDEN bool axi_os_move(void *p, size_t old_size, size_t new_size, void *target);
 AXI_HIDDEN uint64_t axi_now_ms(void);
 AXI_HIDDEN uint64_t axi_random(void);
 AXI_HIDDEN void axi_write(const char *fmt, ...);
 AXI_HIDDEN void axi_write_to_saved_stderr(void);
 AXI_HIDDEN __attribute__((noreturn)) void axi_fatal(const char *fmt, ...);
 
-/* a spin lock for the rare global lists: never slept on, only try-locked or held briefly */
+/* A spin lock for the rare global lists: never slept on, only try-locked or held briefly.
+ * The word holds its holder's thread id | 1, so that fork's prepare handler can tell a lock
+ * this very thread holds: a signal handler that forks may have interrupted it inside the
+ * locked section, which goes on after the handler returns (in parent and child alike). */
 typedef struct ax_lock {
-  ax_atomic_word word;
+  ax_atomic_word word; /* 0: free; holder's thread id | 1; | 2 more: held for a fork */
 } ax_lock_t;
+static inline uintptr_t axi_lock_holder(void) { return ax_arch_thread_id() | 1; }
 static inline bool axi_trylock(ax_lock_t *l) {
   uintptr_t expect = 0;
-  return ax_atomic_load_relaxed(&l->word) == 0 && ax_atomic_cas_acq_rel(&l->word, &expect, 1);
+  bool ok = ax_atomic_load_relaxed(&l->word) == 0 &&
+            ax_atomic_cas_acq_rel(&l->word, &expect, axi_lock_holder());
+  if (ok)
+    AX_HOOK(AX_HOOK_LOCKED, l);
+  return ok;
 }
 static inline void axi_lock(ax_lock_t *l) {
   while (!axi_trylock(l))
     ax_arch_pause();
 }
 static inline void axi_unlock(ax_lock_t *l) { ax_atomic_store_release(&l->word, 0); }
+/* fork's prepare handler: take l, marked as held for the fork, unless this thread holds it
+ * already (see above: then it stays with the interrupted section). glibc's own fork skips
+ * its malloc locks in a single-threaded process for the same reason (tst-mallocfork2). */
+static inline void axi_lock_for_fork(ax_lock_t *l) {
+  if (ax_atomic_load_relaxed(&l->word) == axi_lock_holder())
+    return;
+  axi_lock(l);
+  ax_atomic_store_relaxed(&l->word, axi_lock_holder() | 2);
+}
+/* fork's parent and child handlers: release what axi_lock_for_fork took, nothing else. */
+static inline void axi_unlock_after_fork(ax_lock_t *l) {
+  if (ax_atomic_load_relaxed(&l->word) == (axi_lock_holder() | 2))
+    axi_unlock(l);
+}
 
 /* segment.c */
 AXI_HIDDEN extern uintptr_t axi_cookie_key;
 AXI_HIDDEN void axi_segment_validate(const ax_segment_t *seg);
+AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted(const void *at);
+/* The cheap part of axi_segment_validate, for paths that read the header often. */
+static inline void axi_segment_check_cookie(const ax_segment_t *seg) {
+  if (ax_unlikely(seg->cookie != ((uintptr_t)seg ^ axi_cookie_key)))
+    axi_corrupted(seg);
+}
 AXI_HIDDEN void axi_page_validate(const ax_segment_t *seg, const ax_page_t *page);
 AXI_HIDDEN uintptr_t axi_page_start(const ax_segment_t *seg, unsigned i);
+AXI_HIDDEN uintptr_t axi_page_end(const ax_page_t *page);
 AXI_HIDDEN ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind);
 AXI_HIDDEN void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_segmap_set(ax_segment_t *seg, bool on);
-AXI_HIDDEN ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size);
+AXI_HIDDEN ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size, size_t align,
+                                           size_t off);
 AXI_HIDDEN void axi_segment_unmap(ax_segment_t *seg);
 AXI_HIDDEN void axi_segment_hide_meta(ax_segment_t *seg, bool hide);
 AXI_HIDDEN void axi_segment_abandon_all(ax_heap_t *heap);
@@ -316,6 +357,13 @@ AXI_HIDDEN void axi_heap_foreach(void (*fn)(ax_heap_t *, void *), void *arg);
 /* huge.c */
 AXI_HIDDEN void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero);
 AXI_HIDDEN void axi_huge_free(ax_segment_t *seg);
+AXI_HIDDEN ax_segment_t *axi_huge_aligned_header(const void *p);
+/* The header of a huge block that axi_huge_alloc or axi_huge_realloc returned: the segment
+ * it is in, or the one before when it starts a segment (aligned to a segment or more). */
+static inline ax_segment_t *axi_huge_segment_of(const void *p) {
+  uintptr_t seg = (uintptr_t)axi_segment_of(p);
+  return (ax_segment_t *)(seg == (uintptr_t)p ? seg - AX_SEGMENT_SIZE : seg);
+}
 AXI_HIDDEN void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size);
 AXI_HIDDEN void axi_huge_cache_trim(enum ax_trim mode);
 AXI_HIDDEN void axi_huge_fork_prepare(void);

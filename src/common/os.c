@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,50 +96,50 @@ void axi_os_unmap(void *p, size_t size) {
   ax_atomic_fetch_add_relaxed(&axi_stats.munmap_calls, 1);
 }
 
-/* post: size bytes (a multiple of AX_SEGMENT_SIZE or of the OS page) starting at an
- * AX_SEGMENT_SIZE-aligned address, or NULL. Usually one mmap: consecutive mappings land
- * next to each other, so once one is aligned the next ones tend to be too. */
-void *axi_os_map_aligned(size_t size) {
+/* pre: size a multiple of the OS page; align a power of two >= AX_SEGMENT_SIZE; off a
+ * multiple of AX_SEGMENT_SIZE below align.
+ * post: size bytes at a start m with m + off a multiple of align (so m is segment-aligned),
+ * or NULL. Usually one mmap: consecutive mappings land next to each other, so once one is
+ * aligned the next ones tend to be too; otherwise over-reserve by align and trim. */
+void *axi_os_map_aligned(size_t size, size_t align, size_t off) {
+  if (size > AX_ADDRESS_LIMIT || align > AX_ADDRESS_LIMIT - size)
+    return NULL; /* no address space has room for it: no system call */
   char *p = axi_os_map(size);
-  if (!p || ((uintptr_t)p & AX_SEGMENT_MASK) == 0)
+  if (!p || (((uintptr_t)p + off) & (align - 1)) == 0)
     return p;
   axi_os_unmap(p, size);
-  p = axi_os_map(size + AX_SEGMENT_SIZE);
-  if (!p)
+  if (!(p = axi_os_map(size + align)))
     return NULL;
-  uintptr_t start = ((uintptr_t)p + AX_SEGMENT_MASK) & ~AX_SEGMENT_MASK;
+  uintptr_t start = (((uintptr_t)p + off + align - 1) & ~(align - 1)) - off;
+  if (start < (uintptr_t)p)
+    start += align;
   if (start > (uintptr_t)p)
     axi_os_unmap(p, start - (uintptr_t)p);
-  uintptr_t end = (uintptr_t)p + size + AX_SEGMENT_SIZE;
+  uintptr_t end = (uintptr_t)p + size + align;
   if (end > start + size)
     axi_os_unmap((void *)(start + size), end - (start + size));
   return (void *)start;
 }
 
-/* Grow or shrink a mapping, keeping its start AX_SEGMENT_SIZE-aligned: in place when the
- * kernel can, otherwise page tables move to a fresh aligned reservation (no byte copy).
- * post: the new start, or NULL with the old mapping untouched. */
-void *axi_os_remap_aligned(void *p, size_t old_size, size_t new_size) {
+/* Grow or shrink a mapping in place. post: true when it now spans new_size bytes; false
+ * with the mapping untouched when the kernel cannot do it without moving. */
+bool axi_os_remap(void *p, size_t old_size, size_t new_size) {
   int saved = errno;
   void *q = mremap(p, old_size, new_size, 0);
-  ax_atomic_fetch_add_relaxed(&axi_stats.mremap_calls, 1);
-  if (q != MAP_FAILED) {
-    errno = saved;
-    return q;
-  }
-  void *target = axi_os_map_aligned(new_size);
-  if (target) {
-    q = mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target);
-    ax_atomic_fetch_add_relaxed(&axi_stats.mremap_calls, 1);
-    if (q == MAP_FAILED) {
-      axi_os_unmap(target, new_size);
-      q = NULL;
-    }
-  } else {
-    q = NULL;
-  }
   errno = saved;
-  return q;
+  ax_atomic_fetch_add_relaxed(&axi_stats.mremap_calls, 1);
+  return q != MAP_FAILED;
+}
+
+/* Move a mapping's pages onto `target` (a mapping of new_size bytes, which it replaces):
+ * page tables move, no byte is copied. The old range is given back to the OS by this call.
+ * post: true on success; false with both mappings untouched. */
+bool axi_os_move(void *p, size_t old_size, size_t new_size, void *target) {
+  int saved = errno;
+  void *q = mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target);
+  errno = saved;
+  ax_atomic_fetch_add_relaxed(&axi_stats.mremap_calls, 1);
+  return q != MAP_FAILED;
 }
 
 /* pre: p and size multiples of the OS page. post: the range reads as zero next time. */
@@ -217,7 +218,24 @@ static char *put_u(char *o, char *end, uint64_t v, unsigned base) {
   return o;
 }
 
-/* A printf subset: %s %d %zu %llu %p %x. Writes to stderr with one write(2). */
+/* write(2) is a cancellation point: with a cancellation pending, a report would stop half
+ * way and the thread would be gone (glibc's tst-malloc-stats-cancellation), and a fatal
+ * error would cancel the thread instead of aborting. glibc's syscall() is not one. */
+static void out_nocancel(const char *buf, size_t n) {
+  int saved = errno;
+  while (n > 0) {
+    long w = syscall(SYS_write, out_fd, buf, n);
+    if (w <= 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      break;
+    buf += w;
+    n -= (size_t)w;
+  }
+  errno = saved;
+}
+
+/* A printf subset: %s %d %zu %llu %p %x. Writes to stderr, not cancellable. */
 static void vwrite(const char *fmt, va_list ap) {
   char buf[1024], *o = buf, *end = buf + sizeof buf;
   for (; *fmt && o < end; fmt++) {
@@ -252,10 +270,7 @@ static void vwrite(const char *fmt, va_list ap) {
       break;
     }
   }
-  int saved = errno;
-  ssize_t w = write(out_fd, buf, (size_t)(o - buf));
-  (void)w;
-  errno = saved;
+  out_nocancel(buf, (size_t)(o - buf));
 }
 
 /* The statistics report at exit goes to stderr, or, when the program has closed it (as

@@ -121,7 +121,7 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
        * checked mode: re-carving would rewrite the free pattern of the whole page
        * (wl_churn 4x slower) instead of checking each block when it is handed out. */
       page->local_free = NULL;
-      page->capacity = 0;
+      page->capacity = page->carved = 0; /* free() of a block of it is an invalid pointer */
       page->is_zero = 0;
       return;
     }
@@ -137,7 +137,7 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
     ax_block_t *head = (ax_block_t *)ax_atomic_xchg_acquire(&page->thread_free, 0), *tail = head;
     uint32_t n = 1;
     for (ax_block_t *next; (next = axi_link(page, tail)); tail = next) {
-      if (ax_unlikely((uintptr_t)next - page->area >= page->area_size || n > page->reserved))
+      if (ax_unlikely((uintptr_t)next - page->area >= page->carved || n > page->reserved))
         axi_corrupted_list(page, tail);
       n++;
     }
@@ -213,8 +213,7 @@ static void page_init(ax_page_t *page, unsigned c) {
   size_t bsize = axi_class_size(c);
   page->cls = (uint8_t)c;
   page->block_size = (uint32_t)bsize;
-  page->reserved = (uint32_t)(page->area_size / bsize);
-  page->area_size = (uint32_t)(page->reserved * bsize);
+  page->reserved = (uint32_t)((axi_page_end(page) - page->area) / bsize);
   page->div_magic = axi_page_magic((uint32_t)bsize);
   page->check_magic = UINT64_MAX / bsize + 1;
   page->key = (uintptr_t)axi_random(); /* per page, from the process's random seed */
@@ -248,6 +247,7 @@ static void page_extend(ax_heap_t *heap, ax_page_t *page) {
     axi_check_carve(page, (ax_block_t *)start, n);
   page->free = (ax_block_t *)start;
   page->capacity += n;
+  page->carved = page->capacity * page->block_size;
   page->refill += n;
   if (page->touched < page->capacity)
     page->touched = page->capacity;
@@ -413,16 +413,29 @@ void axi_free_slow(ax_page_t *page, ax_block_t *b) {
   purge_tick(heap);
 }
 
-/* One CAS pushes the block on the page's thread_free list; no lock, no sleep. */
+/* One CAS pushes the block on the page's thread_free list; no lock, no sleep.
+ * Once the CAS has succeeded the owner may collect the block, empty the page and unmap the
+ * segment (trim, thread exit, a cache trim, a refused mapping): nothing after it touches the
+ * segment or the page (t_race_remote stops a thread right there). What the rare case needs
+ * (a page that leaves the full list: tell its heap) is read before the CAS, while the block
+ * we still hold keeps the segment alive. Heaps are never unmapped (heap.c), so the increment
+ * after it is safe even if the owner exits meanwhile: a stale heap gets one needless
+ * revisit, and if the segment was abandoned and reclaimed in that window, its new owner finds
+ * the page at its next revisit, trim or exit instead of at once. The header's cookie is
+ * checked before a heap pointer read from it is used: an overflow from the block before the
+ * segment must not turn the increment into a write anywhere. */
 void axi_remote_free(ax_segment_t *seg, ax_page_t *page, ax_block_t *b) {
+  uintptr_t cookie = seg->cookie;
+  /* relaxed: only the address is used, for an atomic add (heaps are type-stable) */
+  ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
   uintptr_t tf = ax_atomic_load_relaxed(&page->thread_free);
   do
     axi_set_link(page, b, (ax_block_t *)(tf & ~AX_TF_FULL));
   while (!ax_atomic_cas_release(&page->thread_free, &tf, (uintptr_t)b));
-  if (ax_unlikely(tf & AX_TF_FULL)) {
-    /* We took the page out of "full": tell its owner. Heaps are never unmapped, so a
-     * stale heap pointer costs that heap one needless revisit, nothing more. */
-    ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_acquire(&seg->heap);
+  AX_HOOK(AX_HOOK_REMOTE_FREE_PUBLISHED, b);
+  if (ax_unlikely(tf & AX_TF_FULL)) { /* we took the page out of "full": tell its heap */
+    if (cookie != ((uintptr_t)seg ^ axi_cookie_key))
+      axi_corrupted(seg);
     if (heap)
       ax_atomic_fetch_add_relaxed(&heap->full_pending, 1);
   }
@@ -445,7 +458,7 @@ static bool list_has(const ax_page_t *page, const ax_block_t *list, const ax_blo
   for (uint32_t n = 0; list && n <= page->reserved; n++) {
     if (list == b)
       return true;
-    if ((uintptr_t)list - page->area >= page->area_size)
+    if ((uintptr_t)list - page->area >= page->carved)
       return false; /* corrupted: not ours to follow */
     list = axi_link(page, list);
   }

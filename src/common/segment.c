@@ -46,16 +46,21 @@ static uint64_t all_pages(unsigned n) { return n >= 64 ? ~(uint64_t)0 : ((uint64
 
 uintptr_t axi_page_start(const ax_segment_t *seg, unsigned i) { return page_start(seg, i); }
 
+uintptr_t axi_page_end(const ax_page_t *page) {
+  const ax_segment_t *seg = axi_segment_of(page);
+  return page_end(seg, (unsigned)(page - seg->pages));
+}
+
 /* ---- metadata checks ------------------------------------------------------------------ */
 /* Made on slow paths only (a pointer that failed the block-start test, a page that empties
  * or leaves the full list, everything in checked mode): a stray write over a header or a
  * page descriptor is reported there instead of steering the allocator into user memory.
  * The fast paths read only page_shift (a bad one sends free to a wrong page descriptor,
- * whose block-start test then fails) and the page's area, area_size and div_magic. */
+ * whose block-start test then fails) and the page's area, carved and div_magic. */
 
 uintptr_t axi_cookie_key = 0x5bd1e9955bd1e995u; /* randomised by axi_init_process */
 
-static __attribute__((noreturn)) void corrupted(const void *at) {
+void axi_corrupted(const void *at) {
   axi_fatal("axmalloc: corrupted segment metadata at %p\n", at);
 }
 
@@ -63,30 +68,32 @@ static __attribute__((noreturn)) void corrupted(const void *at) {
 void axi_segment_validate(const ax_segment_t *seg) {
   unsigned k = seg->kind;
   if (seg->cookie != ((uintptr_t)seg ^ axi_cookie_key) || k >= AX_KINDS)
-    corrupted(seg);
-  unsigned shift = k == AX_KIND_HUGE ? AX_SEGMENT_SHIFT : kind_shift((enum ax_kind)k);
-  if (seg->page_shift != shift || seg->npages != (AX_SEGMENT_SIZE >> shift) ||
+    axi_corrupted(seg);
+  unsigned shift = k == AX_KIND_HUGE ? AX_HUGE_PAGE_SHIFT : kind_shift((enum ax_kind)k);
+  unsigned npages = k == AX_KIND_HUGE ? 1 : (unsigned)(AX_SEGMENT_SIZE >> shift);
+  if (seg->page_shift != shift || seg->npages != npages ||
       seg->used_pages > seg->npages)
-    corrupted(seg);
+    axi_corrupted(seg);
 }
 
 /* pre: seg validated and page one of its descriptors. Aborts unless page is consistent. */
 void axi_page_validate(const ax_segment_t *seg, const ax_page_t *page) {
   unsigned i = (unsigned)(page - seg->pages);
   if (page->in_use > 1)
-    corrupted(page);
+    axi_corrupted(page);
   if (!page->in_use || seg->kind == AX_KIND_HUGE || page->block_size == 0)
     return; /* nothing to check in a free page; a huge block's page has no class */
   unsigned c = page->cls;
   if (c < 1 || c >= AX_CLASSES || page->block_size != axi_class_size(c) ||
       page->area != page_start(seg, i) || page->div_magic != axi_page_magic(page->block_size) ||
-      page->area_size != (uint64_t)page->reserved * page->block_size ||
-      page->area + page->area_size > page_end(seg, i) || page->capacity > page->reserved)
-    corrupted(page);
+      page->carved != (uint64_t)page->capacity * page->block_size ||
+      page->area + (uint64_t)page->reserved * page->block_size > page_end(seg, i) ||
+      page->capacity > page->reserved)
+    axi_corrupted(page);
   /* used and capacity move together only in the owner's eyes: another thread (a remote
    * free) may read a new used with an old capacity (found under qemu, checked mode) */
   if (ax_atomic_load_relaxed(&seg->owner) == ax_arch_thread_id() && page->used > page->capacity)
-    corrupted(page);
+    axi_corrupted(page);
 }
 
 /* ---- lists ------------------------------------------------------------------------- */
@@ -126,8 +133,6 @@ static void uncount_purged(ax_segment_t *seg) {
   seg->purged_mask = 0;
 }
 
-/* post: a mapped, registered segment of `kind`; NULL if the OS refuses. Huge segments
- * are map_size bytes long. */
 /* The bytes at a segment's start that only ever hold metadata (huge blocks start 4 KiB in). */
 static size_t meta_bytes(const ax_segment_t *seg) {
   return seg->kind == AX_KIND_HUGE ? 4096 : AX_SMALL_META;
@@ -143,14 +148,15 @@ void axi_segment_hide_meta(ax_segment_t *seg, bool hide) {
   (void)n;
 }
 
-ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size) {
-  ax_segment_t *seg = axi_os_map_aligned(map_size);
+/* post: a mapped, registered segment of `kind`, map_size bytes at an address m with m + off
+ * a multiple of align (see axi_os_map_aligned); NULL if the OS refuses. */
+ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size, size_t align, size_t off) {
+  ax_segment_t *seg = axi_os_map_aligned(map_size, align, off);
   if (!seg)
     return NULL;
   seg->kind = (uint8_t)kind;
   axi_segment_hide_meta(seg, true);
   seg->map_size = map_size;
-  seg->kind = (uint8_t)kind;
   seg->cookie = (uintptr_t)seg ^ axi_cookie_key;
   axi_stat_add(&axi_stats.os_reserved, &axi_stats.os_reserved_peak, (intptr_t)map_size);
   axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak, (intptr_t)map_size);
@@ -263,7 +269,7 @@ static ax_segment_t *segment_alloc(ax_heap_t *heap, enum ax_kind kind) {
       dirty |= 1;
     }
   } else {
-    seg = axi_segment_map(kind, AX_SEGMENT_SIZE);
+    seg = axi_segment_map(kind, AX_SEGMENT_SIZE, AX_SEGMENT_SIZE, 0);
     if (!seg)
       return NULL;
   }
@@ -283,8 +289,9 @@ static ax_segment_t *segment_alloc(ax_heap_t *heap, enum ax_kind kind) {
 
 /* ---- pages ------------------------------------------------------------------------- */
 
-/* post: a page of `kind` in one of heap's segments, in_use, with area/area_size set to
- * the bytes it may cut into blocks and is_zero telling whether they are known zero. */
+/* post: a page of `kind` in one of heap's segments, in_use, with area set to where its
+ * blocks may start (they may go up to axi_page_end) and is_zero telling whether that memory
+ * is known zero. */
 ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind) {
   ax_segment_t *seg = heap->segs[kind].first;
   if (!seg && !(seg = segment_alloc(heap, kind))) {
@@ -308,10 +315,9 @@ ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind) {
   axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak,
                (intptr_t)(page_end(seg, i) - page_start(seg, i)));
   page->area = page_start(seg, i);
-  page->area_size = (uint32_t)(page_end(seg, i) - page->area);
   page->is_zero = !(seg->dirty_mask & bit);
   seg->dirty_mask &= ~bit;
-  AX_TRACK_NOACCESS((void *)page->area, page->area_size); /* nothing handed out yet */
+  AX_TRACK_NOACCESS((void *)page->area, page_end(seg, i) - page->area); /* nothing handed out */
   if (seg->purged_mask & bit) {
     seg->purged_mask &= ~bit;
     axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak,
@@ -335,7 +341,7 @@ void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page) {
   uint64_t bit = (uint64_t)1 << i;
   page->in_use = 0;
   axi_stat_add(&axi_stats.in_use, NULL, -(intptr_t)(page_end(seg, i) - page_start(seg, i)));
-  page->area_size = 0; /* free() of a stale pointer into it now reports it */
+  page->carved = 0; /* free() of a stale pointer into it now reports it */
   page->free = page->local_free = NULL;
   page->retired_ms = axi_now_ms();
   if (!seg->free_mask) {
@@ -462,11 +468,11 @@ bool axi_segment_reclaim(ax_heap_t *heap) {
 /* ---- fork ------------------------------------------------------------------------- */
 
 void axi_segment_fork_prepare(void) {
-  axi_lock(&cache.lock);
-  axi_lock(&abandoned_pop);
+  axi_lock_for_fork(&cache.lock);
+  axi_lock_for_fork(&abandoned_pop);
 }
 
 void axi_segment_fork_release(void) {
-  axi_unlock(&abandoned_pop);
-  axi_unlock(&cache.lock);
+  axi_unlock_after_fork(&abandoned_pop);
+  axi_unlock_after_fork(&cache.lock);
 }

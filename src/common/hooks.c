@@ -1,0 +1,14 @@
+/* Test stop points (hooks.h): compiled into axmalloc_hooks only (AX_TEST_HOOKS=1). */
+#include "hooks.h"
+
+#if AX_TEST_HOOKS
+static ax_hook_fn hook;
+
+void ax_test_set_hook(ax_hook_fn fn) { __atomic_store_n(&hook, fn, __ATOMIC_RELEASE); }
+
+void axi_hook(enum ax_hook_point at, const void *arg) {
+  ax_hook_fn fn = __atomic_load_n(&hook, __ATOMIC_ACQUIRE);
+  if (fn)
+    fn(at, arg);
+}
+#endif

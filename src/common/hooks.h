@@ -1,0 +1,42 @@
+/* Stop points for tests: the interleavings a race needs, made to happen every time.
+ *
+ * In a build with AX_TEST_HOOKS=1 (the library axmalloc_hooks, built for the tests only;
+ * never the released libraries) the allocator calls the function a test registered at each
+ * named point of its concurrent code, in the thread that reached it. The test can then stop
+ * that thread there while another one runs, so that a window of a few instructions (between
+ * a remote free's CAS and its next load, between an unmap and a map update) is as wide as the
+ * test wants. Elsewhere every AX_HOOK compiles to nothing.
+ *
+ * pre (for the test's function): it may block, and it may allocate unless the point says
+ * a lock is held; it must not free into the page or segment named by the point.
+ */
+#ifndef AX_HOOKS_H
+#define AX_HOOKS_H
+
+enum ax_hook_point {
+  /* A remote free's publishing CAS succeeded. arg: the block. From here the owner may
+   * collect the block, empty the page and unmap its segment. */
+  AX_HOOK_REMOTE_FREE_PUBLISHED,
+  /* realloc moved a huge block: the old range has been given back to the OS. arg: the old
+   * segment address. Another thread may map that range from here on. */
+  AX_HOOK_HUGE_MOVED,
+  /* A global spin lock was just taken (segment cache, huge cache, heap pool, abandoned
+   * pop). arg: the lock. The allocator must not be re-entered by this thread. */
+  AX_HOOK_LOCKED,
+  /* The fork prepare handler has run (the locks it could take are held). arg: NULL. */
+  AX_HOOK_FORK_PREPARED,
+  AX_HOOK_POINTS
+};
+
+typedef void (*ax_hook_fn)(enum ax_hook_point at, const void *arg);
+
+#if AX_TEST_HOOKS
+/* Register fn (NULL: none). Exported from axmalloc_hooks only. */
+__attribute__((visibility("default"))) void ax_test_set_hook(ax_hook_fn fn);
+__attribute__((visibility("hidden"))) void axi_hook(enum ax_hook_point at, const void *arg);
+#define AX_HOOK(at, arg) axi_hook(at, arg)
+#else
+#define AX_HOOK(at, arg) ((void)0)
+#endif
+
+#endif

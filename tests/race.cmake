@@ -1,0 +1,41 @@
+# Races and async-signal safety, made deterministic (issue 10).
+#
+# axmalloc_hooks is the allocator compiled again with AX_TEST_HOOKS=1: at named points of
+# its concurrent code (src/common/hooks.h) it calls a function the test registers, which can
+# stop the thread there while another one runs. The released libraries have no such calls.
+#
+#   t_race_remote      a remote free stopped after its CAS while the owner unmaps the segment
+#   t_race_remap       a huge realloc stopped after its move while another thread maps the
+#                      old range
+#   t_sigfork.*        fork() from a signal handler inside every global lock (single- and
+#                      multithreaded), and glibc's tst-mallocfork2 pattern
+ax_allocator_variant(axmalloc_hooks_objects DEFINITIONS AX_TEST_HOOKS=1
+                     SOURCES ${PROJECT_SOURCE_DIR}/src/common/hooks.c)
+add_library(axmalloc_hooks SHARED $<TARGET_OBJECTS:axmalloc_hooks_objects>)
+set_target_properties(axmalloc_hooks PROPERTIES LINKER_LANGUAGE C)
+target_include_directories(axmalloc_hooks PUBLIC ${PROJECT_SOURCE_DIR}/include
+                           ${PROJECT_SOURCE_DIR}/src/common)
+target_link_libraries(axmalloc_hooks PRIVATE Threads::Threads)
+
+# ax_hook_test(<name> SOURCES <files...> [ARGS <args...>]): a test linked with axmalloc_hooks
+function(ax_hook_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;ARGS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_compile_options(${name} PRIVATE -fno-builtin -Wall -Wextra -Wno-unused-parameter
+                         -DAX_TEST_HOOKS=1)
+  target_link_libraries(${name} PRIVATE axmalloc_hooks Threads::Threads)
+  add_test(NAME ${name} COMMAND ${name} ${T_ARGS})
+  set_tests_properties(${name} PROPERTIES LABELS race TIMEOUT 120)
+endfunction()
+
+ax_hook_test(t_race_remote SOURCES t_race_remote.c)
+ax_hook_test(t_race_remap SOURCES t_race_remap.c)
+ax_hook_test(t_sigfork SOURCES t_sigfork.c ARGS locked 0)
+add_test(NAME t_sigfork.mt COMMAND t_sigfork locked 2)
+if(CMAKE_CROSSCOMPILING)
+  add_test(NAME t_sigfork.storm COMMAND t_sigfork storm 20000)
+else()
+  add_test(NAME t_sigfork.storm COMMAND t_sigfork storm 200000)
+endif()
+set_tests_properties(t_sigfork.mt t_sigfork.storm PROPERTIES LABELS race TIMEOUT 120)
