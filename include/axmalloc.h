@@ -32,10 +32,6 @@ int ax_posix_memalign(void **out, size_t alignment, size_t size);
 void *ax_memalign(size_t alignment, size_t size);
 size_t ax_usable_size(const void *p);
 
-/* Largest alignment ax_aligned_alloc/posix_memalign can give (2 MiB): larger ones fail
- * with ENOMEM (posix_memalign returns ENOMEM). */
-#define AX_MAX_ALIGN ((size_t)2 << 20)
-
 /* Return memory to the OS now: purges every empty page and cached mapping it can.
  * Returns 1 when some memory was released, 0 otherwise (like malloc_trim). */
 int ax_trim(size_t pad);

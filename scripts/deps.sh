@@ -28,6 +28,8 @@ PKGS=(
   clang libclang-rt-14-dev
   # real programs under LD_PRELOAD (tests/t_progs.sh)
   libpython3.11-testsuite sqlite3 lua5.4 perl git stress-ng
+  # glibc 2.36's own malloc tests, built from its source tarball (scripts/glibc_tests.sh)
+  glibc-source
 )
 
 check=0

@@ -8,6 +8,8 @@
 #   native/force-mt     the same build with AXMALLOC_FORCE_MT=1 (atomics while single-threaded)
 #   native/isa=<k>      ... with AXMALLOC_FORCE_ISA=<k> for each x86 bulk kernel
 #   native/page=<n>     ... with AXMALLOC_PAGE_SIZE=16384 and 65536
+#   glibc-tests         scripts/glibc_tests.sh: glibc 2.36's own malloc/tst-* (Debian's
+#                       glibc-source) natively, preloaded and linked statically against build/
 #   aarch64-runtime/*   build-aarch64/       toolchain/aarch64-linux-gnu.cmake, atomics chosen at
 #                       run time; ctest under qemu-aarch64 with QEMU_CPU=max (LSE, SVE) and
 #                       cortex-a57 (ARMv8.0, no LSE), forced MT, 16/64 KiB pages, each NEON kernel
@@ -114,6 +116,30 @@ finish() {
   exit $((any_failed || total_fail > 0))
 }
 
+# glibc_stage: scripts/glibc_tests.sh against build/; its last line is
+# `glibc-tests: native P passed, F failed, U unsupported; preload ...; static ...; E excluded`.
+# The stage counts the axmalloc runs (preload and static); a failed native run (the harness
+# itself) fails the stage too.
+glibc_stage() {
+  local t0=$SECONDS rc=0 logf line p=0 f=0 u=0 mode np nf nu
+  logf=$(mktemp)
+  log "glibc-tests: scripts/glibc_tests.sh --keep-going $NATIVE_DIR"
+  bash "$ROOT/scripts/glibc_tests.sh" --keep-going -j "$JOBS" "$NATIVE_DIR" 2>&1 | tee "$logf" ||
+    rc=${PIPESTATUS[0]}
+  line=$(grep -E '^glibc-tests: native ' "$logf" | tail -n 1 || true)
+  rm -f "$logf"
+  for mode in preload static; do
+    read -r np nf nu < <(sed -nE "s/.*$mode ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) unsupported.*/\1 \2 \3/p" <<<"$line")
+    p=$((p + ${np:-0})) f=$((f + ${nf:-0})) u=$((u + ${nu:-0}))
+  done
+  if ((rc == 0)) && [[ -n $line ]]; then
+    record glibc-tests ok "$p" "$f" "$u" $((SECONDS - t0))
+  else
+    record glibc-tests FAILED "$p" "$((f > 0 ? f : 1))" "$u" $((SECONDS - t0))
+  fi
+  [[ -z $line ]] || summary+=("      $line")
+}
+
 # ---- dependencies -----------------------------------------------------------------------
 if [[ ${AX_SKIP_DEPS:-0} != 1 ]]; then
   log "deps"
@@ -140,6 +166,7 @@ if ax_configure "$NATIVE_DIR" "" -DAX_BUILD_FUZZ=ON "${EXTRA_CMAKE_ARGS[@]}" && 
     for ps in 16384 65536; do
       run_ctest "native/page=$ps" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_PAGE_SIZE=$ps -- -E "$VARIANT_EXCLUDE"
     done
+    glibc_stage
   fi
 else
   record native FAILED 0 1 0 $((SECONDS - t0))

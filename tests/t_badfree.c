@@ -9,6 +9,7 @@
  *
  *   t_badfree            run every mode
  *   t_badfree <mode>     perform one bad action in this process (for manual runs) */
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -33,6 +34,10 @@ static char *mapped;
 static char *stack_ptr;
 static void *volatile sink;
 static char *cor_blk; /* the second 3000-byte block of its page (not at offset 0) */
+static char *uncarved;  /* a 4096-byte block: the page is carved one block at a time */
+static char *small16;   /* a 16-byte block: its page's free list holds carved blocks */
+#define FULL_N 40       /* 16 KiB blocks: page 0 of their segment (28 blocks) is full */
+static char *full_blk[FULL_N];
 
 static void setup(void) {
   blk64 = malloc(64);
@@ -43,6 +48,11 @@ static void setup(void) {
   void *first = malloc(3000);
   cor_blk = malloc(3000);
   CHECK(first && cor_blk && ((uintptr_t)cor_blk & 0xffff) != 0);
+  uncarved = malloc(4096);
+  small16 = malloc(16);
+  for (int i = 0; i < FULL_N; i++)
+    full_blk[i] = malloc(16 << 10);
+  CHECK(uncarved && small16 && full_blk[FULL_N - 1]);
   mapped = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   CHECK(blk64 && dbl && huge && dbl_huge && dbl_inter && mapped != MAP_FAILED);
 }
@@ -124,6 +134,54 @@ static void act_corrupt_kind(void) {
   free(cor_blk + 16);
 }
 
+/* Block-aligned pointers malloc never returned (issue 10, defect 6): the first block past
+ * the page's carved part, and a carved block still on the free list (the next one malloc
+ * would hand out). Before the fix the first was accepted silently and later handed out
+ * twice; the second was caught as a double free already. */
+static ax_page_t *page_of(const void *p) { return axi_page_of(axi_segment_of(p), p); }
+static void *uncarved_addr(void) {
+  ax_page_t *pg = page_of(uncarved);
+  return (char *)pg->area + pg->carved;
+}
+static void act_uncarved(void) {
+  free(uncarved_addr());
+  void *a = malloc(4096), *b = malloc(4096); /* what used to follow: a == b */
+  fprintf(stderr, "accepted; then malloc gave %p and %p\n", a, b);
+}
+static void *free_head_addr(void) {
+  void *head = page_of(small16)->free;
+  CHECK(head != NULL);
+  return head;
+}
+static void act_free_head(void) { free(free_head_addr()); }
+static void *free_in_thread(void *p) {
+  free(p);
+  return NULL;
+}
+static void free_remote(void *p) {
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, free_in_thread, p) == 0);
+  pthread_join(t, NULL);
+}
+static void act_uncarved_remote(void) { free_remote(uncarved_addr()); }
+
+/* A linear overflow from the block before a segment runs into its header: the cookie first
+ * (it is the header's first word), then owner and heap. A free into a full page, from any
+ * thread, uses the heap pointer: the cookie is checked before. */
+static void *full_seg_addr(void) { return axi_segment_of(full_blk[0]); }
+static void smash_header(void) {
+  CHECK(page_of(full_blk[0])->flags & AX_PAGE_IN_FULL);
+  memset(full_seg_addr(), 0x41, 40);
+}
+static void act_header_overflow(void) {
+  smash_header();
+  free(full_blk[0]);
+}
+static void act_header_overflow_remote(void) {
+  smash_header();
+  free_remote(full_blk[0]);
+}
+
 static const struct mode modes[] = {
     {"stack", "axmalloc: free(): invalid pointer", stack_addr, act_stack, NULL},
     {"middle16", "axmalloc: free(): invalid pointer", mid16_addr, act_mid16, NULL},
@@ -152,6 +210,14 @@ static const struct mode modes[] = {
      NULL},
     {"corrupt_kind", "axmalloc: corrupted segment metadata at", cor_seg_addr, act_corrupt_kind,
      NULL},
+    {"uncarved", "axmalloc: free(): invalid pointer", uncarved_addr, act_uncarved, NULL},
+    {"uncarved_remote", "axmalloc: free(): invalid pointer", uncarved_addr, act_uncarved_remote,
+     NULL},
+    {"never_returned", "axmalloc: free(): double free", free_head_addr, act_free_head, NULL},
+    {"header_overflow", "axmalloc: corrupted segment metadata at", full_seg_addr,
+     act_header_overflow, NULL},
+    {"header_overflow_remote", "axmalloc: corrupted segment metadata at", full_seg_addr,
+     act_header_overflow_remote, NULL},
 };
 #define NMODES (sizeof modes / sizeof modes[0])
 

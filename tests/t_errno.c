@@ -139,11 +139,13 @@ static void test_overflow(void) {
     EXPECT_ENOMEM(valloc(n));
     EXPECT_ENOMEM(pvalloc(n));
     void *out = (void *)0x5678;
+    errno = 0;
     int r = posix_memalign(&out, 64, n);
-    CHECKF(r == ENOMEM, "posix_memalign(64, %zu) returned %d", n, r);
+    CHECKF(r == ENOMEM && errno == ENOMEM, "posix_memalign(64, %zu) returned %d", n, r);
     CHECK(out == (void *)0x5678);
+    errno = 0;
     r = ax_posix_memalign(&out, 4096, n);
-    CHECKF(r == ENOMEM, "ax_posix_memalign(4096, %zu) returned %d", n, r);
+    CHECKF(r == ENOMEM && errno == ENOMEM, "ax_posix_memalign(4096, %zu) returned %d", n, r);
     CHECK(out == (void *)0x5678);
   }
   /* not representable in memory at all, though not above PTRDIFF_MAX */

@@ -1,5 +1,5 @@
 /* t_oom: out of memory. Every failure is NULL with errno ENOMEM (posix_memalign: returns
- * ENOMEM and leaves errno alone), nothing crashes, live blocks stay intact, and after
+ * ENOMEM and sets errno to it too, as glibc), nothing crashes, live blocks stay intact, and after
  * freeing everything the same allocations succeed again.
  *
  * usage: t_oom huge              requests no machine can satisfy (no limit is set):
@@ -103,10 +103,11 @@ static void *alloc_how(enum how how, size_t size, size_t align) {
     p = aligned_alloc(align, size);
     break;
   case POSIX_MEMALIGN: {
-    errno = EDOM; /* must survive: posix_memalign reports through its result */
+    errno = EDOM; /* survives a success; a failure sets ENOMEM too, as glibc's */
     void *out = (void *)0x1;
     int rc = posix_memalign(&out, align, size);
-    CHECKF(errno == EDOM, "posix_memalign(%zu, %zu) changed errno to %d", align, size, errno);
+    CHECKF(errno == (rc ? ENOMEM : EDOM), "posix_memalign(%zu, %zu) = %d set errno to %d", align,
+           size, rc, errno);
     if (rc) {
       CHECKF(rc == ENOMEM, "posix_memalign(%zu, %zu) returned %d, not ENOMEM", align, size, rc);
       CHECKF(out == (void *)0x1, "posix_memalign failed but wrote its result");

@@ -2,10 +2,12 @@
  *
  * realloc moves a huge block (its neighbour page is taken, so mremap cannot grow it in
  * place) and stops right after the move (AX_HOOK_HUGE_MOVED, hooks.h), when the old range
- * is free for anyone to map. Another thread then allocates huge blocks of the old size until
- * one lands exactly there. Before the fix the mover cleared the segment-map bit of the old
- * address only after the move, which removed the other thread's new block from the map: its
- * free aborted with "invalid pointer", every run.
+ * is free for anyone to map. There the segment map must not know the old address any more
+ * (checked directly). And another thread allocates huge blocks of the old size until one
+ * lands exactly there: before the fix the mover cleared the segment-map bit of the old
+ * address only after the move, which removed the other thread's new block from the map, and
+ * its free aborted with "invalid pointer", every run. (qemu-user places guest mappings on its
+ * own and does not hand the range out again soon: there only the direct check applies.)
  *
  *   t_race_remap   (linked with axmalloc_hooks)
  */
@@ -26,6 +28,7 @@
 
 static sem_t moved, go;
 static volatile uintptr_t old_seg;
+static volatile int mapped_at_hook = -1;
 static void *landed[TRIES];
 static int nlanded, hit = -1;
 
@@ -38,6 +41,7 @@ static void hook(enum ax_hook_point at, const void *arg) {
   if (at != AX_HOOK_HUGE_MOVED || old_seg)
     return;
   old_seg = (uintptr_t)arg;
+  mapped_at_hook = ax_test_segmap_has(arg);
   sem_post(&moved);
   sem_wait_all(&go); /* the other thread maps the old range meanwhile */
 }
@@ -76,19 +80,24 @@ int main(void) {
   CHECK(pthread_join(mapper, NULL) == 0);
   ax_test_set_hook(NULL);
   CHECKF(old_seg == seg, "the hook saw %p, the block's segment was %p", (void *)old_seg, (void *)seg);
-  CHECKF(hit >= 0, "no huge block of %d landed at the old range %p: the test proves nothing",
-         nlanded, (void *)seg);
+  CHECKF(mapped_at_hook == 0, "the segment map still held %p when its range went back to the OS",
+         (void *)seg);
   for (size_t i = 0; i < SIZE; i += 4096)
     CHECK(q[i] == 0x11);
   /* the other thread's blocks are still known: usable size, realloc, free */
   for (int i = 0; i < nlanded; i++)
     CHECK(malloc_usable_size(landed[i]) >= SIZE);
-  landed[hit] = realloc(landed[hit], SIZE + MIB);
-  CHECK(landed[hit] != NULL && ((char *)landed[hit])[0] == 0x5a);
+  if (hit >= 0) {
+    landed[hit] = realloc(landed[hit], SIZE + MIB);
+    CHECK(landed[hit] != NULL && ((char *)landed[hit])[0] == 0x5a);
+  }
   for (int i = 0; i < nlanded; i++)
     free(landed[i]);
   free(q);
   munmap(guard, 4096);
-  printf("t_race_remap: OK (block %d of %d landed at the old range)\n", hit + 1, nlanded);
+  if (hit >= 0)
+    printf("t_race_remap: OK (block %d of %d landed at the old range)\n", hit + 1, nlanded);
+  else
+    printf("t_race_remap: OK (none of %d blocks landed at the old range)\n", nlanded);
   return 0;
 }

@@ -299,14 +299,16 @@ void *ax_aligned_alloc(size_t align, size_t n) {
   return align <= 16 ? ax_malloc(n) : aligned_malloc(align, n);
 }
 
+/* As glibc's: errno is ENOMEM after a failure for lack of memory (its tst-malloc-thread-fail
+ * relies on it), untouched after EINVAL and after success. */
 int ax_posix_memalign(void **out, size_t align, size_t n) {
   if (!pow2(align) || align % sizeof(void *) != 0)
     return EINVAL;
   int saved = errno;
   void *p = align <= 16 ? ax_malloc(n) : aligned_malloc(align, n);
-  errno = saved;
   if (!p)
-    return ENOMEM;
+    return errno = ENOMEM;
+  errno = saved;
   *out = p;
   return 0;
 }

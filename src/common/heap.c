@@ -79,8 +79,20 @@ static void heap_done(void *arg) {
 }
 
 /* fork: the child must not inherit a global lock held by a thread that does not exist
- * there. Per-thread heaps need nothing: their owners' frees in the child become remote. */
+ * there. Per-thread heaps need nothing: their owners' frees in the child become remote.
+ * A signal handler may fork while this thread is inside the allocator: inside a locked
+ * section (axi_lock_for_fork leaves that lock to it), or inside another fork, between its
+ * prepare and parent/child handlers (glibc's tst-mallocfork2 forks in its main loop too).
+ * The nested fork takes nothing: the outer one holds what it took, and a child of a signal
+ * handler may only call async-signal-safe functions (malloc is none). */
+/* Counts this thread's forks in progress, from the start of prepare to the end of the
+ * parent/child handler, so that a fork nested anywhere in between sees it. */
+static __thread volatile unsigned fork_depth;
+
 static void fork_prepare(void) {
+  if (fork_depth++ > 0)
+    return;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST); /* counted before the first lock is taken */
   axi_lock_for_fork(&pool_lock);
   axi_segment_fork_prepare();
   axi_huge_fork_prepare();
@@ -88,9 +100,16 @@ static void fork_prepare(void) {
 }
 
 static void fork_release(void) {
+  if (fork_depth > 1) {
+    fork_depth--;
+    return;
+  }
+  AX_HOOK(AX_HOOK_FORK_RELEASING, NULL);
   axi_huge_fork_release();
   axi_segment_fork_release();
   axi_unlock_after_fork(&pool_lock);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST); /* uncounted after the last lock is released */
+  fork_depth = 0;
 }
 
 static void fork_child(void) {

@@ -1,5 +1,5 @@
 /* Test stop points (hooks.h): compiled into axmalloc_hooks only (AX_TEST_HOOKS=1). */
-#include "hooks.h"
+#include "internal.h"
 
 #if AX_TEST_HOOKS
 static ax_hook_fn hook;
@@ -11,4 +11,6 @@ void axi_hook(enum ax_hook_point at, const void *arg) {
   if (fn)
     fn(at, arg);
 }
+
+int ax_test_segmap_has(const void *seg) { return axi_segmap_has((uintptr_t)seg); }
 #endif

@@ -25,6 +25,8 @@ enum ax_hook_point {
   AX_HOOK_LOCKED,
   /* The fork prepare handler has run (the locks it could take are held). arg: NULL. */
   AX_HOOK_FORK_PREPARED,
+  /* The fork parent or child handler is about to release those locks. arg: NULL. */
+  AX_HOOK_FORK_RELEASING,
   AX_HOOK_POINTS
 };
 
@@ -33,6 +35,8 @@ typedef void (*ax_hook_fn)(enum ax_hook_point at, const void *arg);
 #if AX_TEST_HOOKS
 /* Register fn (NULL: none). Exported from axmalloc_hooks only. */
 __attribute__((visibility("default"))) void ax_test_set_hook(ax_hook_fn fn);
+/* Whether the segment map holds a segment at seg (what free() consults first). */
+__attribute__((visibility("default"))) int ax_test_segmap_has(const void *seg);
 __attribute__((visibility("hidden"))) void axi_hook(enum ax_hook_point at, const void *arg);
 #define AX_HOOK(at, arg) axi_hook(at, arg)
 #else

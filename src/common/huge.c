@@ -10,7 +10,6 @@
 #include "bulk.h"
 #include "internal.h"
 
-#define AX_HUGE_OFFSET ((uintptr_t)4096)         /* block start when 16-byte aligned */
 /* Cached mappings stay resident until unused for the purge delay. Large entries are
  * worth it: wl_bigbuf (2 threads, 64 MiB buffers prefaulted and copied, 4 rounds) pays
  * every page fault again in each round when its buffers are unmapped at free. */
@@ -117,7 +116,7 @@ void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
     errno = ENOMEM;
     return NULL;
   }
-  size_t need = page_round(off + size);
+  size_t need = page_round(off + (size ? size : 1)); /* a block of 0 bytes is inside it too */
   /* cached mappings are segment-aligned: they serve up to one segment of alignment */
   ax_segment_t *seg = align <= AX_SEGMENT_SIZE ? cache_take(need) : NULL;
   bool fresh = seg == NULL;
@@ -184,7 +183,7 @@ static ax_segment_t *huge_move(ax_segment_t *seg, size_t old, size_t need) {
     return NULL;
   }
   AX_HOOK(AX_HOOK_HUGE_MOVED, seg);
-  AX_TRACK_SHOW_META(seg, 4096); /* unmapped by the move */
+  AX_TRACK_SHOW_META(seg, AX_HUGE_OFFSET); /* unmapped by the move */
   axi_segment_hide_meta(target, true);
   target->cookie = (uintptr_t)target ^ axi_cookie_key;
   axi_segmap_set(target, true);

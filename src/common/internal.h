@@ -134,9 +134,6 @@ typedef struct ax_segment {
   uintptr_t cookie;
   ax_atomic_word owner; /* thread id of the owning thread, 0 while abandoned */
   ax_atomic_word heap;  /* struct ax_heap * of the owner, 0 while abandoned */
-  uint8_t kind;
-  uint8_t page_shift;
-  uint16_t npages;
   uint32_t used_pages;
   uint64_t free_mask;  /* pages not in use */
   uint64_t dirty_mask;  /* pages not in use whose memory was written and not purged */
@@ -145,8 +142,19 @@ typedef struct ax_segment {
   struct ax_segment *next, *prev; /* the owner's list; the cache's list */
   struct ax_segment *abandoned_next;
   uint64_t cached_ms; /* when it entered a cache */
+  /* last: free()'s fast path trusts page_shift to index pages[], so an overflow must pass
+   * the cookie, owner and heap (which the remote path checks, see axi_remote_free) and
+   * 96 bytes more before it can change it */
+  uint8_t kind;
+  uint8_t page_shift;
+  uint16_t npages;
   ax_page_t pages[] __attribute__((aligned(128)));
 } ax_segment_t;
+
+/* A huge block starts right after its header and one page descriptor, in the header's OS
+ * page (as glibc's mmapped chunks do: one page fault less, and a program that remaps the
+ * pages around a block keeps its header with it; glibc's tst-free-errno). */
+#define AX_HUGE_OFFSET ((uintptr_t)256)
 
 typedef struct ax_pageq {
   ax_page_t *first, *last;

@@ -89,13 +89,21 @@ inline void *new_plain(size_t size) {
   return __builtin_expect(p != nullptr, 1) ? p : new_slow(size, 0);
 }
 
+// An alignment that is not a power of two (0 included) is the caller's error: libstdc++ throws
+// std::bad_alloc at once, without the new-handler and without touching errno; so do we
+// (tests/t_contract compares them).
+inline bool bad_align(size_t align) { return __builtin_expect((align & (align - 1)) || !align, 0); }
+
 // aligned_alloc wants size to be a multiple of the alignment only in ISO C; ours does not.
 inline void *new_aligned(size_t size, std::align_val_t al) {
+  if (bad_align((size_t)al))
+    throw_bad_alloc(size);
   void *p = ax_aligned_alloc((size_t)al, size);
   return __builtin_expect(p != nullptr, 1) ? p : new_slow(size, (size_t)al);
 }
 
 // nothrow: a handler that throws (std::bad_alloc, say) must give nullptr, not an exception.
+// align: 0 for the plain forms, else the alignment asked for (a power of two, or nullptr).
 void *new_nothrow(size_t size, size_t align) noexcept {
   void *p = align ? ax_aligned_alloc(align, size) : ax_malloc(size);
   if (__builtin_expect(p != nullptr, 1) || !new_handler())
@@ -172,10 +180,14 @@ AX_WEAK void *operator new[](size_t n, const std::nothrow_t &) noexcept {
   return REPLACED ? try_new(OPS.new_array, n) : new_nothrow(n, 0);
 }
 AX_WEAK void *operator new(size_t n, std::align_val_t al, const std::nothrow_t &) noexcept {
-  return REPLACED ? try_new(OPS.new_al, n, (size_t)al) : new_nothrow(n, (size_t)al);
+  if (REPLACED)
+    return try_new(OPS.new_al, n, (size_t)al);
+  return bad_align((size_t)al) ? nullptr : new_nothrow(n, (size_t)al);
 }
 AX_WEAK void *operator new[](size_t n, std::align_val_t al, const std::nothrow_t &) noexcept {
-  return REPLACED ? try_new(OPS.new_array_al, n, (size_t)al) : new_nothrow(n, (size_t)al);
+  if (REPLACED)
+    return try_new(OPS.new_array_al, n, (size_t)al);
+  return bad_align((size_t)al) ? nullptr : new_nothrow(n, (size_t)al);
 }
 AX_WEAK void operator delete(void *p, const std::nothrow_t &) noexcept {
   REPLACED ? OPS.delete_(p) : ax_free(p);

@@ -390,6 +390,7 @@ void *axi_malloc_slow(ax_heap_t *heap, size_t size, bool zero) {
  * now empty or it sat in the full list. */
 void axi_free_slow(ax_page_t *page, ax_block_t *b) {
   ax_segment_t *seg = axi_segment_of(page);
+  axi_segment_check_cookie(seg); /* the heap pointer below comes from the header */
   ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
   if (page->flags & AX_PAGE_IN_FULL)
     page_unfull(heap, page);
@@ -482,7 +483,10 @@ void axi_check_double_free(ax_page_t *page, ax_block_t *b) {
  * every page that is empty once remote frees are collected (O(pages + remote frees), not
  * O(blocks) like trim), so that segments can empty into the cache, then unmap both caches
  * without waiting for their locks. A program that tries a huge buffer and falls back to a
- * smaller one pays little per refusal. post: true when something was unmapped. */
+ * smaller one pays little per refusal. The last page of a small or medium class stays: the
+ * next malloc of that size would map it again (a refused request then cost the next
+ * malloc(16) a segment's mmap and faults, 17-23 us; glibc's tst-malloc-too-large took 16-21 s
+ * instead of 2-3). post: true when something was unmapped. */
 bool axi_heap_release(ax_heap_t *heap) {
   uint64_t before = ax_atomic_load_relaxed(&axi_stats.munmap_calls);
   for (int i = 0; i < 64 && axi_segment_reclaim(heap); i++)
@@ -492,15 +496,16 @@ bool axi_heap_release(ax_heap_t *heap) {
   for (unsigned c = 1; c < AX_CLASSES; c++) {
     for (ax_page_t *page = heap->queue[c].first, *next; page; page = next) {
       next = page->next;
+      bool last = page == heap->queue[c].first && !next && axi_class_kind(c) != AX_KIND_LARGE;
       axi_page_collect(heap, page);
-      if (page->used == 0) {
+      if (page->used == 0 && !last) {
         queue_remove(heap, page);
         axi_page_count_mallocs(heap, page);
         axi_segment_page_retire(heap, page);
       }
     }
   }
-  heap->empty_classes = 0;
+  heap->empty_classes = 0; /* what is left is the last page of its class: retire_empty keeps it too */
   heap->next_retire_ms = 0;
   axi_segment_cache_trim(AX_TRIM_ALL_NOWAIT);
   axi_huge_cache_trim(AX_TRIM_ALL_NOWAIT);

@@ -11,6 +11,8 @@
 #include "internal.h"
 
 _Static_assert(sizeof(ax_page_t) == 128, "page descriptors are indexed with a shift");
+_Static_assert(sizeof(ax_segment_t) + sizeof(ax_page_t) == AX_HUGE_OFFSET,
+               "a huge block starts right after its header and page descriptor");
 _Static_assert(sizeof(ax_segment_t) + AX_MAX_PAGES * sizeof(ax_page_t) <= AX_SMALL_META,
                "small segment metadata must fit before page 0's blocks");
 
@@ -133,9 +135,9 @@ static void uncount_purged(ax_segment_t *seg) {
   seg->purged_mask = 0;
 }
 
-/* The bytes at a segment's start that only ever hold metadata (huge blocks start 4 KiB in). */
+/* The bytes at a segment's start that only ever hold metadata. */
 static size_t meta_bytes(const ax_segment_t *seg) {
-  return seg->kind == AX_KIND_HUGE ? 4096 : AX_SMALL_META;
+  return seg->kind == AX_KIND_HUGE ? AX_HUGE_OFFSET : AX_SMALL_META;
 }
 
 /* Tell memcheck (AX_VALGRIND) that seg's metadata holds no program pointers (track.h). */
