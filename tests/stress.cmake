@@ -6,6 +6,8 @@
 #   t_oom.huge              requests no machine can satisfy: NULL + ENOMEM (no limit)
 #   t_oom.limit, .threads   under RLIMIT_AS: failures are NULL + ENOMEM, nothing crashes, live
 #                           blocks stay intact, the same allocations succeed after freeing
+#   t_oom.refused           requests no address space holds: no system call at all
+#   t_oom.refused_limit     under RLIMIT_AS, a refused request costs the next malloc(16) no mmap
 #   t_oom_cxx, _static      operator new under RLIMIT_AS: bad_alloc, nothrow, new-handlers,
 #                           aligned new, std::vector growth; shared and -static
 #
@@ -82,6 +84,8 @@ target_link_libraries(t_oom PRIVATE axmalloc Threads::Threads)
 ax_oom_test(t_oom.huge t_oom QEMU_ULIMIT huge)
 ax_oom_test(t_oom.limit t_oom ${limit_opt} limit ${AX_OOM_MIB})
 ax_oom_test(t_oom.threads t_oom ${limit_opt} threads ${AX_OOM_MIB} 4)
+ax_oom_test(t_oom.refused t_oom refused)
+ax_oom_test(t_oom.refused_limit t_oom ${limit_opt} refused_limit ${AX_OOM_MIB})
 
 add_executable(t_oom_cxx t_oom_cxx.cc)
 target_include_directories(t_oom_cxx PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
