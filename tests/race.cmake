@@ -16,7 +16,7 @@ ax_allocator_variant(axmalloc_hooks_objects DEFINITIONS AX_TEST_HOOKS=1
 add_library(axmalloc_hooks SHARED $<TARGET_OBJECTS:axmalloc_hooks_objects>)
 set_target_properties(axmalloc_hooks PROPERTIES LINKER_LANGUAGE C)
 target_include_directories(axmalloc_hooks PUBLIC ${PROJECT_SOURCE_DIR}/include
-                           ${PROJECT_SOURCE_DIR}/src/common)
+                           ${PROJECT_SOURCE_DIR}/src/common ${PROJECT_SOURCE_DIR}/src/arch/${AX_ARCH})
 target_link_libraries(axmalloc_hooks PRIVATE Threads::Threads)
 
 # ax_hook_test(<name> SOURCES <files...> [ARGS <args...>]): a test linked with axmalloc_hooks

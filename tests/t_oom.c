@@ -551,7 +551,8 @@ static int mode_refused(bool limit, size_t headroom) {
     printf("t_oom refused: 600 impossible requests, no system call: OK\n");
     return 0;
   }
-  oom_limit_setup(headroom);
+  if (!oom_limit_setup(headroom))
+    return OOM_SKIP;
   size_t too_big = oom_avail + 64 * MiB;
   CHECK(pthread_create(&t, NULL, refuse_kernel, &too_big) == 0);
   CHECK(pthread_join(t, NULL) == 0);

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 
 #include "hooks.h"
+#include "internal.h"
 #include "testutil.h"
 
 #define MIB ((size_t)1 << 20)
@@ -69,8 +70,9 @@ int main(void) {
   char *p = malloc(SIZE);
   CHECK(p != NULL);
   memset(p, 0x11, SIZE);
-  /* take the page right after the mapping, so that mremap has to move it */
-  uintptr_t seg = (uintptr_t)p & ~(SEG - 1), end = (uintptr_t)p + malloc_usable_size(p);
+  /* take the page right after the mapping, so that mremap has to move it (the mapping's
+   * end from its header: in checked mode the usable size is the size asked for) */
+  uintptr_t seg = (uintptr_t)p & ~(SEG - 1), end = seg + ((ax_segment_t *)seg)->map_size;
   void *guard = mmap((void *)end, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
                      -1, 0);
   CHECKF(guard == (void *)end, "guard page at %p: %p (errno %d)", (void *)end, guard, errno);

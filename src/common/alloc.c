@@ -120,14 +120,14 @@ static inline void free_block(const char *fn, void *p, unsigned shift) {
     return free_irregular(fn, seg, p);
   ax_page_t *page = &seg->pages[((uintptr_t)p - (uintptr_t)seg) >> (shift ? shift : seg->page_shift)];
   uintptr_t off = (uintptr_t)p - page->area;
-  if (ax_unlikely(off >= page->carved || off * page->div_magic >= page->div_magic ||
+  if (ax_unlikely(off >= axi_carved(page) || off * page->div_magic >= page->div_magic ||
                   (shift && shift != seg->page_shift)))
     return shift ? free_block(fn, p, 0) : free_irregular(fn, seg, p);
   ax_block_t *b = p;
   AX_TRACK_FREE(b);
   if (ax_likely(ax_atomic_load_relaxed(&seg->owner) == ax_arch_thread_id())) {
     uintptr_t link = (uintptr_t)axi_link(page, b);
-    if (ax_unlikely(link - page->area < page->carved || link == 0))
+    if (ax_unlikely(link - page->area < axi_carved(page) || link == 0))
       return free_local_suspect(page, b);
     axi_set_link(page, b, page->local_free);
     page->local_free = b;
@@ -162,7 +162,7 @@ static size_t usable_size(const char *fn, const void *p) {
   }
   ax_page_t *page = axi_page_of(seg, p);
   uintptr_t off = (uintptr_t)p - page->area;
-  if (off < page->carved && off * page->div_magic < page->div_magic)
+  if (off < axi_carved(page) && off * page->div_magic < page->div_magic)
     return page->block_size;
   axi_segment_validate(seg);
   if (axi_checked)
@@ -225,7 +225,7 @@ void *ax_realloc(void *p, size_t n) {
     return realloc_irregular(header_off_map("realloc", p), p, n);
   ax_page_t *page = axi_page_of(seg, p);
   uintptr_t off = (uintptr_t)p - page->area;
-  if (ax_unlikely(off >= page->carved || off * page->div_magic >= page->div_magic))
+  if (ax_unlikely(off >= axi_carved(page) || off * page->div_magic >= page->div_magic))
     return realloc_irregular(seg, p, n);
   size_t old = page->block_size;
   if (ax_unlikely(n > PTRDIFF_MAX)) {

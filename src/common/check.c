@@ -177,7 +177,7 @@ static size_t live_size(const char *fn, const ax_page_t *page, void *b) {
 static size_t small_block(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p) {
   axi_page_validate(seg, page);
   uintptr_t off = (uintptr_t)p - page->area;
-  if (!page->in_use || page->block_size == 0 || off >= page->carved ||
+  if (!page->in_use || page->block_size == 0 || off >= axi_carved(page) ||
       off * page->check_magic >= page->check_magic) /* off % block_size != 0 */
     axi_invalid_free(fn, p);
   return live_size(fn, page, p);
@@ -260,7 +260,7 @@ void *axi_check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero) {
   }
   ax_block_t *b = page->free, *next = axi_link(page, b);
   uintptr_t off = (uintptr_t)next - page->area;
-  if (next && (off >= page->carved || off * page->check_magic >= page->check_magic))
+  if (next && (off >= axi_carved(page) || off * page->check_magic >= page->check_magic))
     axi_corrupted_list(page, b); /* reported, never followed */
   axi_page_pop(page);
   AX_TRACK_DEFINED(b, page->block_size);

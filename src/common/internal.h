@@ -226,6 +226,16 @@ static inline ax_page_t *axi_page_of(ax_segment_t *seg, const void *p) {
   return &seg->pages[((uintptr_t)p - (uintptr_t)seg) >> seg->page_shift];
 }
 
+/* carved is written by the owner as it carves and read by any thread that frees or sizes a
+ * block of the page (which holds a block below it, so either value is right): relaxed
+ * atomics, plain loads and stores on every architecture we support. */
+static inline uint32_t axi_carved(const ax_page_t *page) {
+  return __atomic_load_n(&page->carved, __ATOMIC_RELAXED);
+}
+static inline void axi_set_carved(ax_page_t *page, uint32_t bytes) {
+  __atomic_store_n(&page->carved, bytes, __ATOMIC_RELAXED);
+}
+
 static inline ax_block_t *axi_decode(const ax_page_t *page, uintptr_t enc) {
   return (ax_block_t *)(enc ^ page->key);
 }

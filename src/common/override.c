@@ -82,7 +82,7 @@ static uint32_t remote_len(const ax_page_t *page) {
   const ax_block_t *b =
       (const ax_block_t *)(ax_atomic_load_acquire(&page->thread_free) & ~AX_TF_FULL);
   uint32_t n = 0;
-  for (; b && n < page->reserved && (uintptr_t)b - page->area < page->carved; n++)
+  for (; b && n < page->reserved && (uintptr_t)b - page->area < axi_carved(page); n++)
     b = axi_link(page, b); /* (free blocks are no-access to memcheck: axi_link opens the link) */
   return n;
 }

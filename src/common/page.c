@@ -121,7 +121,8 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
        * checked mode: re-carving would rewrite the free pattern of the whole page
        * (wl_churn 4x slower) instead of checking each block when it is handed out. */
       page->local_free = NULL;
-      page->capacity = page->carved = 0; /* free() of a block of it is an invalid pointer */
+      page->capacity = 0;
+      axi_set_carved(page, 0); /* free() of a block of it is an invalid pointer */
       page->is_zero = 0;
       return;
     }
@@ -137,7 +138,7 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
     ax_block_t *head = (ax_block_t *)ax_atomic_xchg_acquire(&page->thread_free, 0), *tail = head;
     uint32_t n = 1;
     for (ax_block_t *next; (next = axi_link(page, tail)); tail = next) {
-      if (ax_unlikely((uintptr_t)next - page->area >= page->carved || n > page->reserved))
+      if (ax_unlikely((uintptr_t)next - page->area >= axi_carved(page) || n > page->reserved))
         axi_corrupted_list(page, tail);
       n++;
     }
@@ -247,7 +248,7 @@ static void page_extend(ax_heap_t *heap, ax_page_t *page) {
     axi_check_carve(page, (ax_block_t *)start, n);
   page->free = (ax_block_t *)start;
   page->capacity += n;
-  page->carved = page->capacity * page->block_size;
+  axi_set_carved(page, page->capacity * page->block_size);
   page->refill += n;
   if (page->touched < page->capacity)
     page->touched = page->capacity;
@@ -459,7 +460,7 @@ static bool list_has(const ax_page_t *page, const ax_block_t *list, const ax_blo
   for (uint32_t n = 0; list && n <= page->reserved; n++) {
     if (list == b)
       return true;
-    if ((uintptr_t)list - page->area >= page->carved)
+    if ((uintptr_t)list - page->area >= axi_carved(page))
       return false; /* corrupted: not ours to follow */
     list = axi_link(page, list);
   }

@@ -88,7 +88,7 @@ void axi_page_validate(const ax_segment_t *seg, const ax_page_t *page) {
   unsigned c = page->cls;
   if (c < 1 || c >= AX_CLASSES || page->block_size != axi_class_size(c) ||
       page->area != page_start(seg, i) || page->div_magic != axi_page_magic(page->block_size) ||
-      page->carved != (uint64_t)page->capacity * page->block_size ||
+      axi_carved(page) != (uint64_t)page->capacity * page->block_size ||
       page->area + (uint64_t)page->reserved * page->block_size > page_end(seg, i) ||
       page->capacity > page->reserved)
     axi_corrupted(page);
@@ -343,7 +343,7 @@ void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page) {
   uint64_t bit = (uint64_t)1 << i;
   page->in_use = 0;
   axi_stat_add(&axi_stats.in_use, NULL, -(intptr_t)(page_end(seg, i) - page_start(seg, i)));
-  page->carved = 0; /* free() of a stale pointer into it now reports it */
+  axi_set_carved(page, 0); /* free() of a stale pointer into it now reports it */
   page->free = page->local_free = NULL;
   page->retired_ms = axi_now_ms();
   if (!seg->free_mask) {
