@@ -101,9 +101,8 @@ static void act_realloc_mid(void) { sink = realloc(blk64 + 16, 200); }
 static void *realloc_static_addr(void) { return static_array + 64; }
 static void act_realloc_static(void) { sink = realloc(static_array + 64, 200); }
 
-/* Stray writes over metadata. page_shift 40: free() computes page 0 for every pointer,
- * whose block-start test then fails (cor_blk is not in page 0: page 0 holds the first
- * class this process used). */
+/* Stray writes over metadata. page_shift is read only off the fast path (free finds pages
+ * through the page map): a free that leaves the fast path validates the header first. */
 static ax_segment_t *cor_seg(void) { return axi_segment_of(cor_blk); }
 static ax_page_t *cor_page(void) { return axi_page_of(cor_seg(), cor_blk); }
 static void *cor_seg_addr(void) { return cor_seg(); }
@@ -111,14 +110,14 @@ static void *cor_page_addr(void) { return cor_page(); }
 static void act_corrupt_shift(void) {
   CHECK(cor_page() != &cor_seg()->pages[0]);
   cor_seg()->page_shift = 40;
-  free(cor_blk);
+  free(cor_blk + 16); /* an interior pointer: the irregular path reads page_shift */
 }
 static void act_corrupt_area(void) {
   cor_page()->area += 16;
   free(cor_blk);
 }
 static void act_corrupt_magic(void) {
-  cor_page()->div_magic = 3;
+  cor_page()->div_inv = 3;
   free(cor_blk);
 }
 /* the header's cookie: seen when the heap takes its next page from this segment */
@@ -141,7 +140,7 @@ static void act_corrupt_kind(void) {
 static ax_page_t *page_of(const void *p) { return axi_page_of(axi_segment_of(p), p); }
 static void *uncarved_addr(void) {
   ax_page_t *pg = page_of(uncarved);
-  return (char *)pg->area + pg->carved;
+  return (char *)pg->area + (size_t)pg->capacity * pg->block_size;
 }
 static void act_uncarved(void) {
   free(uncarved_addr());
@@ -170,7 +169,7 @@ static void act_uncarved_remote(void) { free_remote(uncarved_addr()); }
  * thread, uses the heap pointer: the cookie is checked before. */
 static void *full_seg_addr(void) { return axi_segment_of(full_blk[0]); }
 static void smash_header(void) {
-  CHECK(page_of(full_blk[0])->flags & AX_PAGE_IN_FULL);
+  CHECK(page_of(full_blk[0])->xowner & AX_OWNER_FULL);
   memset(full_seg_addr(), 0x41, 40);
 }
 static void act_header_overflow(void) {

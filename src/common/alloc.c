@@ -1,11 +1,12 @@
 /* The malloc family: fast paths and the API contracts (glibc's).
  *
- *   malloc(n <= 1 KiB): page = heap->direct[(n+15)>>4]; pop page->free; used++.
- *   free(p):            seg = p & ~4 MiB; check the segment map and that p starts a block;
- *                       owner? push on page->local_free, used--  :  CAS onto thread_free.
+ *   malloc(n <= 1 KiB): page = heap->direct[n]; pop page->free; used++.
+ *   free(p):            page = page map(p); p a carved block of it? owner word == thread id?
+ *                       not already free? push on page->local_free, used--.
+ *                       Otherwise (remote, full page, huge, bad pointer) a slow path.
  * No lock and no atomic read-modify-write on either fast path. Checked mode (check.c) and
  * the valgrind hooks (track.h, AX_VALGRIND builds only) leave both paths as they are: in
- * checked mode the direct table holds only the empty page and every page's div_magic is 0,
+ * checked mode the direct table holds only the empty page and every page's fast_cap is 0,
  * so malloc and free fall through to branches that exist anyway.
  */
 #include <errno.h>
@@ -19,7 +20,7 @@
 
 static inline void *heap_malloc(ax_heap_t *heap, size_t n) {
   if (ax_likely(n <= AX_DIRECT_MAX)) {
-    ax_page_t *page = heap->direct[(n + 15) >> 4];
+    ax_page_t *page = heap->direct[n];
     ax_block_t *b = page->free;
     if (ax_likely(b != NULL)) {
       page->free = axi_link(page, b);
@@ -30,7 +31,7 @@ static inline void *heap_malloc(ax_heap_t *heap, size_t n) {
       return b;
     }
   }
-  return axi_malloc_slow(heap, n, false);
+  return axi_malloc_slow(n, false);
 }
 
 void *ax_malloc(size_t n) { return heap_malloc(axi_tls_heap, n); }
@@ -43,7 +44,7 @@ void *ax_calloc(size_t count, size_t size) {
   }
   ax_heap_t *heap = axi_tls_heap;
   if (ax_likely(n <= AX_DIRECT_MAX)) {
-    ax_page_t *page = heap->direct[(n + 15) >> 4];
+    ax_page_t *page = heap->direct[n];
     ax_block_t *b = page->free;
     if (ax_likely(b != NULL)) {
       page->free = axi_link(page, b);
@@ -56,7 +57,7 @@ void *ax_calloc(size_t count, size_t size) {
       return b;
     }
   }
-  return axi_malloc_slow(heap, n, true);
+  return axi_malloc_slow(n, true);
 }
 
 /* ---- free ---------------------------------------------------------------------------- */
@@ -83,11 +84,12 @@ static AX_NOINLINE ax_segment_t *header_off_map(const char *fn, const void *p) {
   return seg;
 }
 
-/* free() of a pointer that is not the start of a block in a small/medium/large page:
- * a huge block, a bad pointer, or any block in checked mode (its pages' div_magic is 0). */
-static AX_NOINLINE void free_irregular(const char *fn, ax_segment_t *seg, void *p) {
+/* free() of a pointer that is not the start of a carved block in a small/medium/large page:
+ * a huge block, a bad pointer, or any block in checked mode (its pages' fast_cap is 0). */
+static AX_NOINLINE void free_irregular(const char *fn, void *p) {
   if (p == NULL)
     return;
+  ax_segment_t *seg = axi_segment_of(p);
   if (!axi_segmap_has((uintptr_t)seg))
     seg = header_off_map(fn, p);
   axi_segment_validate(seg);
@@ -101,54 +103,63 @@ static AX_NOINLINE void free_irregular(const char *fn, ax_segment_t *seg, void *
   bad_pointer(fn, seg, p);
 }
 
-/* The block's first word decodes to a link of the page's lists: check it is not free
- * already, then free it as usual. */
-static AX_NOINLINE void free_local_suspect(ax_page_t *page, ax_block_t *b) {
-  axi_check_double_free(page, b);
+/* Push b on the owner's local_free (b passed the checks). */
+static inline void push_local(ax_page_t *page, ax_block_t *b) {
   axi_set_link(page, b, page->local_free);
   page->local_free = b;
-  if (--page->used == 0 || page->flags)
+}
+
+/* The block's first word decodes to a link into its segment (or NULL): it may be free
+ * already. Look, then free it as usual. pre: the caller owns the page. */
+static AX_NOINLINE void free_local_suspect(ax_page_t *page, ax_block_t *b) {
+  axi_check_double_free(page, b);
+  push_local(page, b);
+  if (--page->used == 0 || (ax_atomic_load_relaxed(&page->xowner) & AX_OWNER_FULL))
     axi_free_slow(page, b);
 }
 
-/* Every call below is a tail call, so the fast path saves no register.
- * shift: the page shift when the caller knows it from the block's size (sized free),
- * which takes the load of seg->page_shift off the path to the page; 0 to load it. */
-static inline void free_block(const char *fn, void *p, unsigned shift) {
-  ax_segment_t *seg = axi_segment_of(p);
-  if (ax_unlikely(!axi_segmap_has((uintptr_t)seg)))
-    return free_irregular(fn, seg, p);
-  ax_page_t *page = &seg->pages[((uintptr_t)p - (uintptr_t)seg) >> (shift ? shift : seg->page_shift)];
-  uintptr_t off = (uintptr_t)p - page->area;
-  if (ax_unlikely(off >= axi_carved(page) || off * page->div_magic >= page->div_magic ||
-                  (shift && shift != seg->page_shift)))
-    return shift ? free_block(fn, p, 0) : free_irregular(fn, seg, p);
+/* The page's owner word is not our thread id: another thread's page (remote free), or our
+ * own in the full list (a local free that brings it back). */
+static AX_NOINLINE void free_other(ax_page_t *page, ax_block_t *b) {
+  if ((ax_atomic_load_relaxed(&page->xowner) & ~AX_OWNER_FULL) != ax_arch_thread_id())
+    return axi_remote_free(axi_segment_of(page), page, b);
+  free_local_suspect(page, b);
+}
+
+/* A free block's link, decoded, is NULL or a block of its page: a first word that decodes
+ * to NULL or into the same segment may be a block that is free already (one xor, which
+ * sets the flags for the NULL test, and a shift). Anything else cannot be on a list. */
+static inline bool looks_free(const ax_page_t *page, const ax_block_t *b) {
+  uintptr_t link = (uintptr_t)axi_link(page, b);
+  return link == 0 || ((link ^ (uintptr_t)b) >> AX_SEGMENT_SHIFT) == 0;
+}
+
+/* The page map names p's page in two loads (NULL: not ours); the block-start test proves
+ * p is a carved block of it; one compare with the owner word proves the page is ours and
+ * not in the full list. Every call below is a tail call, so the fast path saves no
+ * register. */
+static inline void free_block(const char *fn, void *p) {
+  ax_page_t *page = axi_pagemap_get(p);
+  if (ax_unlikely(page == NULL))
+    return free_irregular(fn, p);
+  if (ax_unlikely(!axi_is_block(page, p)))
+    return free_irregular(fn, p);
   ax_block_t *b = p;
   AX_TRACK_FREE(b);
-  if (ax_likely(ax_atomic_load_relaxed(&seg->owner) == ax_arch_thread_id())) {
-    uintptr_t link = (uintptr_t)axi_link(page, b);
-    if (ax_unlikely(link - page->area < axi_carved(page) || link == 0))
-      return free_local_suspect(page, b);
-    axi_set_link(page, b, page->local_free);
-    page->local_free = b;
-    if (ax_unlikely(--page->used == 0 || page->flags))
-      return axi_free_slow(page, b);
-    return;
-  }
-  return axi_remote_free(seg, page, b);
+  if (ax_unlikely(ax_atomic_load_relaxed(&page->xowner) != ax_arch_thread_id()))
+    return free_other(page, b);
+  if (ax_unlikely(looks_free(page, b)))
+    return free_local_suspect(page, b);
+  push_local(page, b);
+  if (ax_unlikely(--page->used == 0))
+    return axi_free_slow(page, b);
 }
 
-void ax_free(void *p) { free_block("free", p, 0); }
+void ax_free(void *p) { free_block("free", p); }
 
-/* free_sized, sized operator delete: the size names the page kind, hence the page shift.
- * A size that does not match the block (a caller's bug, or an aligned block served from a
- * larger class) only costs the unsized path, which checks everything again. */
-void ax_free_sized(void *p, size_t size) {
-  unsigned shift = size <= AX_SMALL_MAX    ? AX_SMALL_PAGE_SHIFT
-                   : size <= AX_MEDIUM_MAX ? AX_MEDIUM_PAGE_SHIFT
-                                           : AX_LARGE_PAGE_SHIFT; /* large; huge: fails over */
-  free_block("free_sized", p, shift);
-}
+/* free_sized, sized operator delete: the page map finds the page without the size, so the
+ * size buys nothing; a wrong one is harmless. */
+void ax_free_sized(void *p, size_t size) { free_block("free_sized", p); }
 
 /* ---- sizes -------------------------------------------------------------------------- */
 
@@ -161,13 +172,12 @@ static size_t usable_size(const char *fn, const void *p) {
     seg = header_off_map(fn, p);
   }
   ax_page_t *page = axi_page_of(seg, p);
-  uintptr_t off = (uintptr_t)p - page->area;
-  if (off < axi_carved(page) && off * page->div_magic < page->div_magic)
+  if (axi_is_block(page, p))
     return page->block_size;
   axi_segment_validate(seg);
   if (axi_checked)
     return axi_check_usable(seg, axi_page_of(seg, p), p);
-  if (seg->kind == AX_KIND_HUGE && page->in_use && off == 0)
+  if (seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area)
     return seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
   bad_pointer(fn, seg, p);
 }
@@ -224,8 +234,7 @@ void *ax_realloc(void *p, size_t n) {
   if (ax_unlikely(!axi_segmap_has((uintptr_t)seg)))
     return realloc_irregular(header_off_map("realloc", p), p, n);
   ax_page_t *page = axi_page_of(seg, p);
-  uintptr_t off = (uintptr_t)p - page->area;
-  if (ax_unlikely(off >= axi_carved(page) || off * page->div_magic >= page->div_magic))
+  if (ax_unlikely(!axi_is_block(page, p)))
     return realloc_irregular(seg, p, n);
   size_t old = page->block_size;
   if (ax_unlikely(n > PTRDIFF_MAX)) {

@@ -3,7 +3,7 @@
  * How it costs the default mode nothing: the fast paths are not touched. In checked mode
  * the heaps' direct tables only ever hold the empty page (page.c, direct_update), so
  * every malloc and calloc falls to axi_malloc_slow, which comes here; and every page's
- * div_magic is 0 (axi_page_magic), so the block-start test of free, free_sized, realloc
+ * fast_cap is 0 (axi_page_set_capacity), so the block-start test of free, free_sized, realloc
  * and malloc_usable_size fails for every pointer and they take their irregular branch,
  * which comes here too. Both branches exist anyway; the default mode runs exactly the
  * instructions it ran before (tests/t_budget), and the switch is read only on slow paths.
@@ -176,9 +176,7 @@ static size_t live_size(const char *fn, const ax_page_t *page, void *b) {
  * size is returned; aborts otherwise. Memcheck sees the block's tail opened afterwards. */
 static size_t small_block(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p) {
   axi_page_validate(seg, page);
-  uintptr_t off = (uintptr_t)p - page->area;
-  if (!page->in_use || page->block_size == 0 || off >= axi_carved(page) ||
-      off * page->check_magic >= page->check_magic) /* off % block_size != 0 */
+  if (!page->in_use || page->block_size == 0 || axi_block_index(page, p) >= page->capacity)
     axi_invalid_free(fn, p);
   return live_size(fn, page, p);
 }
@@ -259,8 +257,7 @@ void *axi_check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero) {
     return NULL;
   }
   ax_block_t *b = page->free, *next = axi_link(page, b);
-  uintptr_t off = (uintptr_t)next - page->area;
-  if (next && (off >= axi_carved(page) || off * page->check_magic >= page->check_magic))
+  if (next && axi_block_index(page, next) >= page->capacity)
     axi_corrupted_list(page, b); /* reported, never followed */
   axi_page_pop(page);
   AX_TRACK_DEFINED(b, page->block_size);
@@ -284,10 +281,11 @@ void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p)
   ax_block_t *b = p;
   AX_TRACK_FREE(b);
   make_free(page, b);
-  if (ax_atomic_load_relaxed(&seg->owner) == ax_arch_thread_id()) {
+  uintptr_t owner = ax_atomic_load_relaxed(&page->xowner);
+  if ((owner & ~AX_OWNER_FULL) == ax_arch_thread_id()) {
     axi_set_link(page, b, page->local_free);
     page->local_free = b;
-    if (--page->used == 0 || page->flags)
+    if (--page->used == 0 || (owner & AX_OWNER_FULL))
       axi_free_slow(page, b);
     return;
   }

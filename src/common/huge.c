@@ -90,7 +90,7 @@ static void *huge_setup(ax_segment_t *seg, uintptr_t off) {
   memset(page, 0, sizeof *page);
   page->in_use = 1;
   page->used = 1;
-  page->area = (uintptr_t)seg + off; /* carved stays 0: free() takes the irregular path */
+  page->area = (uintptr_t)seg + off; /* fast_cap stays 0: free() takes the irregular path */
   return (void *)page->area;
 }
 

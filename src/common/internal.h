@@ -58,8 +58,8 @@ enum ax_kind { AX_KIND_SMALL, AX_KIND_MEDIUM, AX_KIND_LARGE, AX_KIND_HUGE, AX_KI
  * (classes 9..60): at most 25% internal waste, 12.5% from 256 B on. */
 #define AX_CLASSES AX_NUM_CLASSES
 #define AX_CLASS_MAX (AX_CLASSES - 1)
-#define AX_DIRECT_MAX 1024 /* sizes served by heap->direct[(n+15)>>4] */
-#define AX_DIRECT_N (AX_DIRECT_MAX / 16 + 1)
+#define AX_DIRECT_MAX 1024 /* sizes served by heap->direct[n]: one load, no shift */
+#define AX_DIRECT_N (AX_DIRECT_MAX + 1)
 
 static inline unsigned axi_class_of(size_t n) {
   if (n <= 128)
@@ -94,37 +94,68 @@ typedef struct ax_block {
 #define AX_TF_FULL ((uintptr_t)1)
 
 typedef struct ax_page {
-  /* malloc fast path */
+  /* first cache line: everything the owner's malloc and free fast paths touch */
   ax_block_t *free; /* blocks ready to hand out (encoded list) */
   uintptr_t key;    /* xor key of this page's lists */
-  uint32_t used;    /* blocks handed out and not freed back to this page's own lists */
-  uint8_t flags;    /* AX_PAGE_IN_FULL: free() must move the page back to its queue */
+  /* the owner's thread id | AX_OWNER_FULL; 0 while abandoned or not in use. free()'s one
+   * compare with the thread id answers "local, and nothing to do but push" */
+  ax_atomic_word xowner;
+  ax_block_t *local_free; /* blocks the owner freed */
+  uintptr_t area;         /* first block */
+  /* the block-start test (axi_is_block): block_size = odd << div_shift, div_inv = the
+   * inverse of odd modulo 2^64, and fast_cap the blocks free() accepts: capacity (a
+   * block-aligned pointer never handed out is an invalid pointer); 0 when the page is not
+   * in use, huge, or in checked mode (every free then leaves the fast path for check.c) */
+  uint64_t div_inv;
+  uint64_t fast_cap;
+  /* blocks handed out and not freed back to this page's own lists, + 1 while the page is
+   * its class's current page (pinned): so a free that empties the current page finds
+   * used != 0 and stays on the fast path; axi_page_live() is the count itself */
+  uint32_t used;
+  uint8_t div_shift;
   uint8_t cls;
   uint8_t is_zero; /* every block on `free` is zero but for its first word */
   uint8_t in_use;
-  /* free fast path */
-  ax_block_t *local_free; /* blocks the owner freed */
-  uintptr_t area;         /* first block */
-  uint64_t div_magic;     /* UINT64_MAX / block_size + 1: (off * magic < magic) <=> off % size == 0 */
-  uint32_t carved;        /* capacity * block_size: free() accepts blocks below it only (a
-                           * block-aligned pointer never handed out is an invalid pointer);
-                           * 0 when the page is not in use, or huge */
-  uint32_t block_size;
-  uint32_t capacity; /* blocks carved so far */
-  uint32_t reserved; /* blocks that fit */
   /* second cache line: written by other threads, so that their frees do not steal the
    * owner's fast-path line */
   ax_atomic_word thread_free;  /* blocks other threads freed (encoded list) | AX_TF_FULL */
   struct ax_page *next, *prev; /* the heap's queue for the class, or its full list */
   uint64_t retired_ms;         /* when the page became free (delayed purge) */
+  uint64_t huge_size; /* checked mode, huge blocks: the size the program asked for */
+  uint32_t capacity;  /* blocks carved so far */
+  uint32_t reserved;  /* blocks that fit */
   uint32_t refill; /* statistics: blocks handed out since the last refill = refill - length of free */
   uint32_t touched; /* blocks ever carved: their memory is committed and dirty */
-  uint64_t huge_size; /* checked mode, huge blocks: the size the program asked for */
-  uint64_t check_magic; /* checked mode: the divisibility magic that div_magic leaves 0 */
-  uint64_t pad[1]; /* 128 bytes: free() finds a page with a shift, not a multiply */
+  uint32_t block_size;
+  uint8_t pinned; /* 1 while the page is heap->direct's page of its class (see used) */
 } ax_page_t;
 
-#define AX_PAGE_IN_FULL 1
+/* xowner's low bit: the page sits in its heap's full list (free() must bring it back). */
+#define AX_OWNER_FULL ((uintptr_t)1)
+
+static inline uint32_t axi_page_live(const ax_page_t *page) { return page->used - page->pinned; }
+
+/* p is a block page has carved: (p - area) = k * block_size with k < fast_cap. With
+ * block_size = odd << s and inv the inverse of odd, ror((p - area) * inv, s) is k when
+ * block_size divides the offset and more than 2^64 / block_size (above any capacity)
+ * otherwise (Granlund & Montgomery), so one compare tests divisibility and bound together;
+ * a pointer below area wraps to a huge offset and fails the same way. A multiply, a
+ * rotate and a compare: two instructions fewer than a divisibility magic and a bound. */
+static inline uint64_t axi_block_index(const ax_page_t *page, const void *p) {
+  uint64_t q = ((uintptr_t)p - page->area) * page->div_inv;
+  unsigned s = page->div_shift;
+  return (q >> s) | (q << ((64 - s) & 63));
+}
+/* fast_cap is written by the owner as it carves and read by any thread that frees a block
+ * of the page (which holds a block below it, so either value is right): relaxed atomics,
+ * plain loads and stores on every architecture we support. */
+static inline bool axi_is_block(const ax_page_t *page, const void *p) {
+  return axi_block_index(page, p) < __atomic_load_n(&page->fast_cap, __ATOMIC_RELAXED);
+}
+/* Bytes of blocks carved so far: link and list bounds of the slow paths. */
+static inline uintptr_t axi_page_carved(const ax_page_t *page) {
+  return (uintptr_t)page->capacity * page->block_size;
+}
 
 struct ax_heap;
 
@@ -171,8 +202,9 @@ typedef struct ax_heap_stats {
 } ax_heap_stats_t;
 
 typedef struct ax_heap {
-  ax_page_t *direct[AX_DIRECT_N]; /* size (n+15)>>4 -> page of its class (or the empty page) */
+  ax_page_t *direct[AX_DIRECT_N]; /* size n -> page of its class (or the empty page) */
   ax_pageq_t queue[AX_CLASSES];   /* pages with (probably) free blocks, per class */
+  ax_page_t *pinned[AX_CLASSES];  /* the pinned current page of each class (page.c) */
   ax_pageq_t full;                /* pages found full; revisited when remote frees land */
   size_t full_count;
   uintptr_t tid;
@@ -218,22 +250,31 @@ static inline bool axi_segmap_has(uintptr_t seg) {
   return (ax_atomic_load_relaxed(&axi_segmap[i / w]) >> (i % w)) & 1;
 }
 
+/* The page map (pagemap.c): the page descriptor of any pointer in two loads, for free()'s
+ * fast path. One entry per 64 KiB slice of the 48-bit address space, in second-level
+ * tables of 2^20 entries (8 MiB each, mapped when the first segment of their 64 GiB region
+ * is), under a first level whose unused entries point at one shared table of zeros. An
+ * entry names the page covering the slice (every slice of a medium or large page names
+ * it; a huge mapping's first segment and its block's slice name its page 0), or is NULL:
+ * not ours. A pointer above 2^48 aliases a lower slice: the block-start test, which
+ * compares the whole pointer with the page's area, rejects it. */
+#define AX_SLICE_SHIFT 16
+#define AX_PM_L2_BITS 20
+#define AX_PM_L1_BITS (48 - AX_SLICE_SHIFT - AX_PM_L2_BITS)
+AXI_HIDDEN extern ax_page_t **axi_pagemap[(size_t)1 << AX_PM_L1_BITS];
+
+static inline ax_page_t *axi_pagemap_get(const void *p) {
+  uintptr_t s = (uintptr_t)p >> AX_SLICE_SHIFT, i = s >> AX_PM_L2_BITS;
+  ax_page_t **l2 = axi_pagemap[i & (((uintptr_t)1 << AX_PM_L1_BITS) - 1)];
+  return __atomic_load_n(&l2[s & (((uintptr_t)1 << AX_PM_L2_BITS) - 1)], __ATOMIC_RELAXED);
+}
+
 static inline ax_segment_t *axi_segment_of(const void *p) {
   return (ax_segment_t *)((uintptr_t)p & ~AX_SEGMENT_MASK);
 }
 
 static inline ax_page_t *axi_page_of(ax_segment_t *seg, const void *p) {
   return &seg->pages[((uintptr_t)p - (uintptr_t)seg) >> seg->page_shift];
-}
-
-/* carved is written by the owner as it carves and read by any thread that frees or sizes a
- * block of the page (which holds a block below it, so either value is right): relaxed
- * atomics, plain loads and stores on every architecture we support. */
-static inline uint32_t axi_carved(const ax_page_t *page) {
-  return __atomic_load_n(&page->carved, __ATOMIC_RELAXED);
-}
-static inline void axi_set_carved(ax_page_t *page, uint32_t bytes) {
-  __atomic_store_n(&page->carved, bytes, __ATOMIC_RELAXED);
 }
 
 static inline ax_block_t *axi_decode(const ax_page_t *page, uintptr_t enc) {
@@ -326,6 +367,9 @@ AXI_HIDDEN uintptr_t axi_page_end(const ax_page_t *page);
 AXI_HIDDEN ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind);
 AXI_HIDDEN void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_segmap_set(ax_segment_t *seg, bool on);
+/* pagemap.c. pre: start and len multiples of 64 KiB. post: the slices of [start, start+len)
+ * name page (NULL: clear them); false when a second-level table could not be mapped. */
+AXI_HIDDEN bool axi_pagemap_set(uintptr_t start, size_t len, ax_page_t *page);
 AXI_HIDDEN ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size, size_t align,
                                            size_t off);
 AXI_HIDDEN void axi_segment_unmap(ax_segment_t *seg);
@@ -353,7 +397,7 @@ AXI_HIDDEN void axi_segment_fork_prepare(void);
 AXI_HIDDEN void axi_segment_fork_release(void);
 
 /* page.c */
-AXI_HIDDEN void *axi_malloc_slow(ax_heap_t *heap, size_t size, bool zero);
+AXI_HIDDEN void *axi_malloc_slow(size_t size, bool zero);
 AXI_HIDDEN void axi_free_slow(ax_page_t *page, ax_block_t *b);
 AXI_HIDDEN void axi_page_collect(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_page_count_mallocs(ax_heap_t *heap, ax_page_t *page);
@@ -394,11 +438,21 @@ AXI_HIDDEN void *axi_check_realloc(ax_segment_t *seg, ax_page_t *page, void *p, 
 AXI_HIDDEN size_t axi_check_usable(ax_segment_t *seg, ax_page_t *page, const void *p);
 AXI_HIDDEN void axi_check_carve(ax_page_t *page, ax_block_t *first, uint32_t n);
 
-/* The divisibility magic of a page's block size (see free_block). Checked mode stores 0,
- * which fails every block-start test, so that every free and realloc leaves the fast path
- * for check.c: the default mode pays nothing for the switch. */
-static inline uint64_t axi_page_magic(uint32_t block_size) {
-  return axi_checked ? 0 : UINT64_MAX / block_size + 1;
+/* A page's fast_cap for `capacity` carved blocks (see ax_page_t): checked mode stores 0,
+ * which fails every block-start test of the fast paths, so that every free and realloc
+ * leaves them for check.c: the default mode pays nothing for the switch. */
+static inline void axi_page_set_capacity(ax_page_t *page, uint32_t capacity) {
+  page->capacity = capacity;
+  __atomic_store_n(&page->fast_cap, axi_checked ? 0 : capacity, __ATOMIC_RELAXED);
+}
+/* pre: block_size > 0. Sets div_inv and div_shift for axi_is_block. */
+static inline void axi_page_set_divisor(ax_page_t *page, uint32_t block_size) {
+  unsigned s = (unsigned)__builtin_ctz(block_size);
+  uint64_t odd = block_size >> s, inv = odd; /* Newton: each step doubles the good bits */
+  for (int i = 0; i < 5; i++)
+    inv *= 2 - odd * inv;
+  page->div_inv = inv;
+  page->div_shift = (uint8_t)s;
 }
 
 /* stats.c: process-wide counters, touched only on slow paths */

@@ -82,7 +82,7 @@ static uint32_t remote_len(const ax_page_t *page) {
   const ax_block_t *b =
       (const ax_block_t *)(ax_atomic_load_acquire(&page->thread_free) & ~AX_TF_FULL);
   uint32_t n = 0;
-  for (; b && n < page->reserved && (uintptr_t)b - page->area < axi_carved(page); n++)
+  for (; b && n < page->reserved && (uintptr_t)b - page->area < axi_page_carved(page); n++)
     b = axi_link(page, b); /* (free blocks are no-access to memcheck: axi_link opens the link) */
   return n;
 }
@@ -99,7 +99,7 @@ static void add_segment(usage_t *u, const ax_segment_t *seg) {
       u->free_pages++;
       continue;
     }
-    uint32_t free_n = page->reserved - page->used + remote_len(page);
+    uint32_t free_n = page->reserved - axi_page_live(page) + remote_len(page);
     u->free_blocks += free_n;
     u->free_bytes += (size_t)free_n * page->block_size;
     u->class_free[page->cls] += free_n;

@@ -14,14 +14,35 @@
 
 /* ---- queues and the direct table ----------------------------------------------------- */
 
-/* Point the direct table entries of class c at the first page of its queue. */
-static void direct_update(ax_heap_t *heap, unsigned c) {
-  size_t hi = (axi_class_size(c) + 15) >> 4;
-  if (hi >= AX_DIRECT_N)
+/* The first page of class c's queue is the class's current page: malloc's fast path finds
+ * it in heap->direct, and it is pinned (used + 1, see ax_page_t), so that a free that
+ * empties it stays on the fast path instead of leaving it to retire (a malloc/free loop
+ * with one block live: 113 instructions per pair when each free took the slow path). Large
+ * pages are not pinned: kept for good, one pinned its dirty 128 KiB - 1 MiB blocks
+ * (wl_bitset); they retire after the purge delay like any other empty page.
+ * Call whenever the queue's first page may have changed. A page unpinned here has other
+ * blocks live, or its caller is about to retire it. */
+static void current_update(ax_heap_t *heap, unsigned c) {
+  ax_page_t *first = heap->queue[c].first, *old = heap->pinned[c];
+  if (old != first) {
+    if (old) {
+      old->pinned = 0;
+      old->used--;
+    }
+    if (first && axi_class_kind(c) != AX_KIND_LARGE) {
+      first->pinned = 1;
+      first->used++;
+      heap->pinned[c] = first;
+    } else {
+      heap->pinned[c] = NULL;
+    }
+  }
+  size_t hi = axi_class_size(c);
+  if (hi > AX_DIRECT_MAX)
     return;
   /* checked mode: malloc always takes the slow path, which hands out through check.c */
-  ax_page_t *pg = heap->queue[c].first && !axi_checked ? heap->queue[c].first : &axi_page_empty;
-  size_t lo = c == 1 ? 0 : (axi_class_size(c - 1) + 16) >> 4;
+  ax_page_t *pg = first && !axi_checked ? first : &axi_page_empty;
+  size_t lo = c == 1 ? 0 : axi_class_size(c - 1) + 1;
   for (size_t i = lo; i <= hi; i++)
     heap->direct[i] = pg;
 }
@@ -62,12 +83,12 @@ static void queue_remove(ax_heap_t *heap, ax_page_t *page) {
   bool was_first = heap->queue[page->cls].first == page;
   pageq_remove(&heap->queue[page->cls], page);
   if (was_first)
-    direct_update(heap, page->cls);
+    current_update(heap, page->cls);
 }
 
 static void queue_push_front(ax_heap_t *heap, ax_page_t *page) {
   pageq_push_front(&heap->queue[page->cls], page);
-  direct_update(heap, page->cls);
+  current_update(heap, page->cls);
 }
 
 static void queue_move_to_front(ax_heap_t *heap, ax_page_t *page) {
@@ -76,14 +97,14 @@ static void queue_move_to_front(ax_heap_t *heap, ax_page_t *page) {
     return;
   pageq_remove(q, page);
   pageq_push_front(q, page);
-  direct_update(heap, page->cls);
+  current_update(heap, page->cls);
 }
 
 /* Add a page with live blocks to the back of its queue (reclaimed pages). */
 void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page) {
   pageq_push_back(&heap->queue[page->cls], page);
   if (heap->queue[page->cls].first == page)
-    direct_update(heap, page->cls);
+    current_update(heap, page->cls);
 }
 
 /* ---- collecting freed blocks --------------------------------------------------------- */
@@ -112,7 +133,7 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
   if (was_empty) {
     heap->stats.class_mallocs[page->cls] += page->refill; /* the whole list went out */
     page->refill = 0;
-    if (page->used == 0 && page->capacity && !axi_checked) {
+    if (axi_page_live(page) == 0 && page->capacity && !axi_checked) {
       /* Every block is back: start again in address order (page_extend carves what was
        * used before in one go). After random-order frees local_free is random, and walking
        * it made each malloc a cache and TLB miss (a loop allocating 200,000 blocks after
@@ -121,8 +142,7 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
        * checked mode: re-carving would rewrite the free pattern of the whole page
        * (wl_churn 4x slower) instead of checking each block when it is handed out. */
       page->local_free = NULL;
-      page->capacity = 0;
-      axi_set_carved(page, 0); /* free() of a block of it is an invalid pointer */
+      axi_page_set_capacity(page, 0); /* free() of a block of it is an invalid pointer */
       page->is_zero = 0;
       return;
     }
@@ -138,7 +158,7 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
     ax_block_t *head = (ax_block_t *)ax_atomic_xchg_acquire(&page->thread_free, 0), *tail = head;
     uint32_t n = 1;
     for (ax_block_t *next; (next = axi_link(page, tail)); tail = next) {
-      if (ax_unlikely((uintptr_t)next - page->area >= axi_carved(page) || n > page->reserved))
+      if (ax_unlikely((uintptr_t)next - page->area >= axi_page_carved(page) || n > page->reserved))
         axi_corrupted_list(page, tail);
       n++;
     }
@@ -149,7 +169,7 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
     page->refill += n;
   }
   if (was_empty && page->free)
-    page->refill = page->capacity - page->used; /* everything not handed out is on free */
+    page->refill = page->capacity - axi_page_live(page); /* all not handed out is on free */
 }
 
 /* local_free joins free even when free is not empty (thread exit, trim). */
@@ -172,17 +192,18 @@ static void page_collect_all(ax_heap_t *heap, ax_page_t *page) {
 
 /* The page has no free block and nothing more to carve: park it in the full list so the
  * slow path stops looking at it. A remote free into it clears AX_TF_FULL and bumps
- * heap->full_pending; a local free sees AX_PAGE_IN_FULL and brings it back at once. */
+ * heap->full_pending; a local free sees AX_OWNER_FULL (free()'s owner compare fails) and
+ * brings it back at once. */
 static void page_to_full(ax_heap_t *heap, ax_page_t *page) {
   queue_remove(heap, page);
   uintptr_t expect = 0;
   if (!ax_atomic_cas_acq_rel(&page->thread_free, &expect, AX_TF_FULL)) {
     pageq_push_back(&heap->queue[page->cls], page); /* a block just arrived */
     if (heap->queue[page->cls].first == page)
-      direct_update(heap, page->cls);
+      current_update(heap, page->cls);
     return;
   }
-  page->flags |= AX_PAGE_IN_FULL;
+  ax_atomic_store_relaxed(&page->xowner, heap->tid | AX_OWNER_FULL);
   pageq_push_front(&heap->full, page);
   heap->full_count++;
 }
@@ -193,7 +214,7 @@ static void page_to_full(ax_heap_t *heap, ax_page_t *page) {
 static void page_unfull(ax_heap_t *heap, ax_page_t *page) {
   pageq_remove(&heap->full, page);
   heap->full_count--;
-  page->flags &= (uint8_t)~AX_PAGE_IN_FULL;
+  ax_atomic_store_relaxed(&page->xowner, heap->tid);
   ax_atomic_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
   axi_page_queue_push(heap, page);
 }
@@ -215,8 +236,7 @@ static void page_init(ax_page_t *page, unsigned c) {
   page->cls = (uint8_t)c;
   page->block_size = (uint32_t)bsize;
   page->reserved = (uint32_t)((axi_page_end(page) - page->area) / bsize);
-  page->div_magic = axi_page_magic((uint32_t)bsize);
-  page->check_magic = UINT64_MAX / bsize + 1;
+  axi_page_set_divisor(page, (uint32_t)bsize);
   page->key = (uintptr_t)axi_random(); /* per page, from the process's random seed */
   if (axi_checked)
     page->is_zero = 0; /* blocks carry check.c's free pattern, not zeroes */
@@ -247,8 +267,7 @@ static void page_extend(ax_heap_t *heap, ax_page_t *page) {
   if (ax_unlikely(axi_checked))
     axi_check_carve(page, (ax_block_t *)start, n);
   page->free = (ax_block_t *)start;
-  page->capacity += n;
-  axi_set_carved(page, page->capacity * page->block_size);
+  axi_page_set_capacity(page, page->capacity + n);
   page->refill += n;
   if (page->touched < page->capacity)
     page->touched = page->capacity;
@@ -361,10 +380,42 @@ ax_block_t *axi_page_pop(ax_page_t *page) {
   return b;
 }
 
+/* malloc's most common miss: the current page's free list ran dry while the blocks the
+ * program freed since the last refill wait on local_free. Take them, without the general
+ * search (a malloc+free loop of 1 KiB blocks refills every 4 pairs: 180 instructions per
+ * refill through find_page, 20 here). A page with remote frees waiting takes the general
+ * way, and so does one with every block back that spans more than 4 KiB: it restarts in
+ * address order (axi_page_collect). Within one carve (4 KiB) order costs nothing, and a
+ * malloc/free loop with one live block finds its page empty at every refill.
+ * post: true when page->free has blocks again. */
+static bool refill_local(ax_heap_t *heap, ax_page_t *page) {
+  if (!page->local_free || (axi_page_live(page) == 0 && axi_page_carved(page) > 4096) ||
+      (!axi_remote_frees_impossible() && ax_atomic_load_relaxed(&page->thread_free)))
+    return false;
+  heap->stats.class_mallocs[page->cls] += page->refill; /* the whole list went out */
+  page->free = page->local_free;
+  page->local_free = NULL;
+  page->is_zero = 0;
+  page->refill = page->capacity - axi_page_live(page); /* all not handed out is on free */
+  return true;
+}
+
+/* Hand out page's first free block, zeroed if asked (size bytes of it). */
+static void *hand_out(ax_page_t *page, size_t size, bool zero) {
+  ax_block_t *b = axi_page_pop(page);
+  AX_TRACK_MALLOC(b, page->block_size, zero && page->is_zero);
+  if (zero && !page->is_zero)
+    axi_bulk_zero(b, (size + 15) & ~(size_t)15);
+  return b;
+}
+
 /* The malloc slow path: first call of a thread, huge sizes, and empty free lists; every
- * malloc in checked mode.
+ * malloc in checked mode (the direct table then holds only the empty page).
  * post: a block of at least size bytes (zeroed if zero), or NULL with errno = ENOMEM. */
-void *axi_malloc_slow(ax_heap_t *heap, size_t size, bool zero) {
+void *axi_malloc_slow(size_t size, bool zero) {
+  ax_heap_t *heap = axi_tls_heap; /* not an argument: the fast path keeps size in place */
+  if (size <= AX_DIRECT_MAX && refill_local(heap, heap->direct[size]))
+    return hand_out(heap->direct[size], size, zero);
   if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_heap_init_thread())) {
     errno = ENOMEM;
     return NULL;
@@ -378,11 +429,7 @@ void *axi_malloc_slow(ax_heap_t *heap, size_t size, bool zero) {
     errno = ENOMEM;
     return NULL;
   }
-  ax_block_t *b = axi_page_pop(page);
-  AX_TRACK_MALLOC(b, page->block_size, zero && page->is_zero);
-  if (zero && !page->is_zero)
-    axi_bulk_zero(b, (size + 15) & ~(size_t)15);
-  return b;
+  return hand_out(page, size, zero);
 }
 
 /* ---- the free slow path ------------------------------------------------------------- */
@@ -393,7 +440,7 @@ void axi_free_slow(ax_page_t *page, ax_block_t *b) {
   ax_segment_t *seg = axi_segment_of(page);
   axi_segment_check_cookie(seg); /* the heap pointer below comes from the header */
   ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
-  if (page->flags & AX_PAGE_IN_FULL)
+  if (ax_atomic_load_relaxed(&page->xowner) & AX_OWNER_FULL)
     page_unfull(heap, page);
   if (page->used != 0)
     return;
@@ -460,7 +507,7 @@ static bool list_has(const ax_page_t *page, const ax_block_t *list, const ax_blo
   for (uint32_t n = 0; list && n <= page->reserved; n++) {
     if (list == b)
       return true;
-    if ((uintptr_t)list - page->area >= axi_carved(page))
+    if ((uintptr_t)list - page->area >= axi_page_carved(page))
       return false; /* corrupted: not ours to follow */
     list = axi_link(page, list);
   }
@@ -484,8 +531,8 @@ void axi_check_double_free(ax_page_t *page, ax_block_t *b) {
  * every page that is empty once remote frees are collected (O(pages + remote frees), not
  * O(blocks) like trim), so that segments can empty into the cache, then unmap both caches
  * without waiting for their locks. A program that tries a huge buffer and falls back to a
- * smaller one pays little per refusal. The last page of a small or medium class stays: the
- * next malloc of that size would map it again (a refused request then cost the next
+ * smaller one pays little per refusal. The current page of a small or medium class stays
+ * (it is pinned): the next malloc of that size would map it again (a refused request then cost the next
  * malloc(16) a segment's mmap and faults, 17-23 us; glibc's tst-malloc-too-large took 16-21 s
  * instead of 2-3). post: true when something was unmapped. */
 bool axi_heap_release(ax_heap_t *heap) {
@@ -497,24 +544,35 @@ bool axi_heap_release(ax_heap_t *heap) {
   for (unsigned c = 1; c < AX_CLASSES; c++) {
     for (ax_page_t *page = heap->queue[c].first, *next; page; page = next) {
       next = page->next;
-      bool last = page == heap->queue[c].first && !next && axi_class_kind(c) != AX_KIND_LARGE;
       axi_page_collect(heap, page);
-      if (page->used == 0 && !last) {
+      if (page->used == 0) { /* the current page is pinned: it stays */
         queue_remove(heap, page);
         axi_page_count_mallocs(heap, page);
         axi_segment_page_retire(heap, page);
       }
     }
   }
-  heap->empty_classes = 0; /* what is left is the last page of its class: retire_empty keeps it too */
+  heap->empty_classes = 0; /* what is left is a current page: retire_empty keeps it too */
   heap->next_retire_ms = 0;
   axi_segment_cache_trim(AX_TRIM_ALL_NOWAIT);
   axi_huge_cache_trim(AX_TRIM_ALL_NOWAIT);
   return ax_atomic_load_relaxed(&axi_stats.munmap_calls) != before;
 }
 
-/* Collect every page of the heap; retire the empty ones (even the last of a class). */
+/* Unpin every class's current page (trim, thread exit): their emptiness counts again. */
+static void unpin_all(ax_heap_t *heap) {
+  for (unsigned c = 1; c < AX_CLASSES; c++)
+    if (heap->pinned[c]) {
+      heap->pinned[c]->pinned = 0;
+      heap->pinned[c]->used--;
+      heap->pinned[c] = NULL;
+    }
+}
+
+/* Collect every page of the heap; retire the empty ones (even the current one of a class,
+ * which the next current_update pins again). */
 void axi_heap_collect_all(ax_heap_t *heap) {
+  unpin_all(heap);
   while (heap->full.first)
     page_unfull(heap, heap->full.first);
   ax_atomic_store_relaxed(&heap->full_pending, 0);
@@ -523,10 +581,11 @@ void axi_heap_collect_all(ax_heap_t *heap) {
       next = page->next;
       page_collect_all(heap, page);
       axi_page_count_mallocs(heap, page);
-      if (page->used == 0) {
+      if (axi_page_live(page) == 0) { /* leaving the front unpins it: used is 0 then */
         queue_remove(heap, page);
         axi_segment_page_retire(heap, page);
       }
     }
   }
+  unpin_all(heap); /* retiring pages pinned the next ones: a heap that exits leaves none */
 }

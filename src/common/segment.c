@@ -58,7 +58,7 @@ uintptr_t axi_page_end(const ax_page_t *page) {
  * or leaves the full list, everything in checked mode): a stray write over a header or a
  * page descriptor is reported there instead of steering the allocator into user memory.
  * The fast paths read only page_shift (a bad one sends free to a wrong page descriptor,
- * whose block-start test then fails) and the page's area, carved and div_magic. */
+ * whose block-start test then fails) and the page's area, div_inv, div_shift, fast_cap. */
 
 uintptr_t axi_cookie_key = 0x5bd1e9955bd1e995u; /* randomised by axi_init_process */
 
@@ -87,14 +87,17 @@ void axi_page_validate(const ax_segment_t *seg, const ax_page_t *page) {
     return; /* nothing to check in a free page; a huge block's page has no class */
   unsigned c = page->cls;
   if (c < 1 || c >= AX_CLASSES || page->block_size != axi_class_size(c) ||
-      page->area != page_start(seg, i) || page->div_magic != axi_page_magic(page->block_size) ||
-      axi_carved(page) != (uint64_t)page->capacity * page->block_size ||
+      page->area != page_start(seg, i) || page->fast_cap != (axi_checked ? 0 : page->capacity) ||
+      (uint64_t)(page->div_inv * (page->block_size >> page->div_shift)) != 1 ||
+      (page->block_size >> page->div_shift << page->div_shift) != page->block_size ||
+      !((page->block_size >> page->div_shift) & 1) ||
       page->area + (uint64_t)page->reserved * page->block_size > page_end(seg, i) ||
       page->capacity > page->reserved)
     axi_corrupted(page);
   /* used and capacity move together only in the owner's eyes: another thread (a remote
    * free) may read a new used with an old capacity (found under qemu, checked mode) */
-  if (ax_atomic_load_relaxed(&seg->owner) == ax_arch_thread_id() && page->used > page->capacity)
+  if (ax_atomic_load_relaxed(&seg->owner) == ax_arch_thread_id() &&
+      axi_page_live(page) > page->capacity)
     axi_corrupted(page);
 }
 
@@ -167,9 +170,24 @@ ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size, size_t align, 
   return seg;
 }
 
+/* Point the page map's slices of seg at its pages, by kind. post: false when the OS had no
+ * memory for a page-map table (the slices set so far stay: the unmap clears them). */
+static bool pagemap_register(ax_segment_t *seg) {
+  for (unsigned i = 0; i < seg->npages; i++)
+    if (!axi_pagemap_set((uintptr_t)seg + ((uintptr_t)i << seg->page_shift),
+                         (uintptr_t)1 << seg->page_shift, &seg->pages[i]))
+      return false;
+  return true;
+}
+
+/* The segment map and the page map forget seg before its memory goes back to the OS: from
+ * then on another thread may map a segment there (t_race_remap). Huge mappings are not in
+ * the page map (free() finds them through the segment map, off the fast path). */
 void axi_segment_unmap(ax_segment_t *seg) {
   uncount_purged(seg);
   axi_segment_hide_meta(seg, false);
+  if (seg->kind != AX_KIND_HUGE)
+    axi_pagemap_set((uintptr_t)seg, AX_SEGMENT_SIZE, NULL);
   axi_segmap_set(seg, false);
   axi_stat_add(&axi_stats.os_reserved, NULL, -(intptr_t)seg->map_size);
   axi_stat_add(&axi_stats.os_committed, NULL, -(intptr_t)seg->map_size);
@@ -283,6 +301,10 @@ static ax_segment_t *segment_alloc(ax_heap_t *heap, enum ax_kind kind) {
   seg->dirty_mask = dirty;
   memset(seg->pages, 0, n * sizeof(ax_page_t));
   seg->abandoned_next = NULL;
+  if (!pagemap_register(seg)) {
+    axi_segment_unmap(seg);
+    return NULL;
+  }
   ax_atomic_store_relaxed(&seg->heap, (uintptr_t)heap);
   ax_atomic_store_relaxed(&seg->owner, heap->tid);
   segq_push(&heap->segs[kind], seg);
@@ -314,6 +336,7 @@ ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind) {
   ax_page_t *page = &seg->pages[i];
   memset(page, 0, sizeof *page);
   page->in_use = 1;
+  ax_atomic_store_relaxed(&page->xowner, heap->tid);
   axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak,
                (intptr_t)(page_end(seg, i) - page_start(seg, i)));
   page->area = page_start(seg, i);
@@ -342,8 +365,9 @@ void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page) {
   unsigned i = (unsigned)(page - seg->pages);
   uint64_t bit = (uint64_t)1 << i;
   page->in_use = 0;
+  ax_atomic_store_relaxed(&page->xowner, 0);
   axi_stat_add(&axi_stats.in_use, NULL, -(intptr_t)(page_end(seg, i) - page_start(seg, i)));
-  axi_set_carved(page, 0); /* free() of a stale pointer into it now reports it */
+  axi_page_set_capacity(page, 0); /* free() of a stale pointer into it now reports it */
   page->free = page->local_free = NULL;
   page->retired_ms = axi_now_ms();
   if (!seg->free_mask) {
@@ -400,8 +424,10 @@ static ax_atomic_word abandoned; /* Treiber stack; pushes lock-free, one popper 
 static ax_lock_t abandoned_pop;
 
 static void abandon(ax_segment_t *seg) {
-  for (unsigned i = 0; i < seg->npages; i++)
+  for (unsigned i = 0; i < seg->npages; i++) {
     seg->pages[i].next = seg->pages[i].prev = NULL;
+    ax_atomic_store_relaxed(&seg->pages[i].xowner, 0); /* every free is remote now */
+  }
   ax_atomic_store_relaxed(&seg->owner, 0);
   ax_atomic_store_relaxed(&seg->heap, 0);
   uintptr_t head = ax_atomic_load_relaxed(&abandoned);
@@ -451,7 +477,7 @@ bool axi_segment_reclaim(ax_heap_t *heap) {
     if (!page->in_use)
       continue;
     live--;
-    page->flags = 0;
+    ax_atomic_store_relaxed(&page->xowner, heap->tid);
     ax_atomic_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
     axi_page_collect(heap, page);
     if (page->used == 0) {

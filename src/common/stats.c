@@ -38,7 +38,7 @@ static void add_own(ax_heap_t *heap, ax_page_t *page) {
 
 static void add_live(ax_page_t *page, ax_stats_t *out) {
   for (; page; page = page->next)
-    out->class_live[page->cls] += page->used;
+    out->class_live[page->cls] += axi_page_live(page);
 }
 
 void ax_stats_get(ax_stats_t *out) {

@@ -1,0 +1,45 @@
+/* The page map (internal.h): one entry per 64 KiB slice, two levels.
+ *
+ * Second-level tables are mapped on demand and never unmapped, so a reader that loaded a
+ * table pointer can always follow it. Entries are written by the thread that maps or
+ * unmaps a segment, before the segment's first block is handed out and before its memory
+ * goes back to the OS; readers (free from any thread) only look up slices of blocks they
+ * hold, whose entries are stable while the block lives.
+ */
+#include "internal.h"
+
+#define L2_N ((size_t)1 << AX_PM_L2_BITS)
+#define L1_N ((size_t)1 << AX_PM_L1_BITS)
+
+/* The shared table of zeros (8 MiB of BSS that is never written: no memory) and the first
+ * level, every entry of which starts on it: the fast path needs no NULL test for it. */
+static ax_page_t *empty_l2[L2_N];
+ax_page_t **axi_pagemap[L1_N] = {[0 ... L1_N - 1] = empty_l2};
+
+/* post: the second-level table of slice s's region, mapped if need be; NULL if the OS has
+ * no memory for it. Two threads may race to map one: the loser unmaps its copy. */
+static ax_page_t **l2_for(uintptr_t s) {
+  ax_atomic_word *at = (ax_atomic_word *)&axi_pagemap[(s >> AX_PM_L2_BITS) & (L1_N - 1)];
+  uintptr_t l2 = ax_atomic_load_acquire(at);
+  if (l2 != (uintptr_t)empty_l2)
+    return (ax_page_t **)l2;
+  uintptr_t fresh = (uintptr_t)axi_os_map(L2_N * sizeof(ax_page_t *));
+  if (!fresh)
+    return NULL;
+  uintptr_t expect = (uintptr_t)empty_l2;
+  if (ax_atomic_cas_acq_rel(at, &expect, fresh))
+    return (ax_page_t **)fresh;
+  axi_os_unmap((void *)fresh, L2_N * sizeof(ax_page_t *));
+  return (ax_page_t **)expect;
+}
+
+bool axi_pagemap_set(uintptr_t start, size_t len, ax_page_t *page) {
+  for (uintptr_t s = start >> AX_SLICE_SHIFT, end = (start + len) >> AX_SLICE_SHIFT; s < end; s++) {
+    ax_page_t **l2 = page ? l2_for(s) : axi_pagemap[(s >> AX_PM_L2_BITS) & (L1_N - 1)];
+    if (!l2)
+      return false;
+    if (l2 != empty_l2) /* clearing a slice that was never set: nothing to do */
+      __atomic_store_n(&l2[s & (L2_N - 1)], page, __ATOMIC_RELEASE);
+  }
+  return true;
+}
