@@ -1,13 +1,10 @@
-/* The malloc family: fast paths and the API contracts (glibc's).
+/* The malloc family but free: fast paths and the API contracts (glibc's).
  *
  *   malloc(n <= 1 KiB): page = heap->direct[n]; pop page->free; used++.
- *   free(p):            page = page map(p); p a carved block of it? owner word == thread id?
- *                       not already free? push on page->local_free, used--.
- *                       Otherwise (remote, full page, huge, bad pointer) a slow path.
- * No lock and no atomic read-modify-write on either fast path. Checked mode (check.c) and
- * the valgrind hooks (track.h, AX_VALGRIND builds only) leave both paths as they are: in
- * checked mode the direct table holds only the empty page and every page's fast_cap is 0,
- * so malloc and free fall through to branches that exist anyway.
+ * No lock and no atomic read-modify-write on the fast path. Checked mode (check.c) and the
+ * valgrind hooks (track.h, AX_VALGRIND builds only) leave it as it is: in checked mode the
+ * direct table holds only the empty page, so malloc falls through to a branch that exists
+ * anyway. free is in free.c.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -17,6 +14,25 @@
 #include "internal.h"
 
 /* ---- malloc ------------------------------------------------------------------------- */
+
+/* The malloc slow path: first call of a thread, sizes above 1 KiB, empty free lists; every
+ * malloc in checked mode (the direct table then holds only the empty page). Its heap is
+ * read again, not passed: the fast path keeps size where the call left it.
+ * post: a block of at least size bytes (zeroed if zero), or NULL with errno = ENOMEM. */
+static AX_NOINLINE void *malloc_slow(size_t size, bool zero) {
+  ax_heap_t *heap = axi_tls_heap;
+  if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_heap_init_thread())) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (ax_unlikely(axi_checked))
+    return axi_check_malloc(heap, size, 16, zero);
+  void *p = size > AX_LARGE_MAX ? axi_heap_huge_alloc(heap, size, 16, zero)
+                                : axi_heap_page_malloc(heap, size, zero);
+  if (!p)
+    errno = ENOMEM;
+  return p;
+}
 
 static inline void *heap_malloc(ax_heap_t *heap, size_t n) {
   if (ax_likely(n <= AX_DIRECT_MAX)) {
@@ -31,7 +47,7 @@ static inline void *heap_malloc(ax_heap_t *heap, size_t n) {
       return b;
     }
   }
-  return axi_malloc_slow(n, false);
+  return malloc_slow(n, false);
 }
 
 void *ax_malloc(size_t n) { return heap_malloc(axi_tls_heap, n); }
@@ -57,109 +73,8 @@ void *ax_calloc(size_t count, size_t size) {
       return b;
     }
   }
-  return axi_malloc_slow(n, true);
+  return malloc_slow(n, true);
 }
-
-/* ---- free ---------------------------------------------------------------------------- */
-
-/* A pointer into a live segment that is not a block we can free: report what it is.
- * The header and the page descriptor are validated first (segment.c), so a stray write
- * over them is reported as such instead of being taken for the program's bad pointer. */
-static AX_NOINLINE __attribute__((noreturn)) void bad_pointer(const char *fn, ax_segment_t *seg,
-                                                              const void *p) {
-  axi_segment_validate(seg);
-  ax_page_t *page = axi_page_of(seg, p);
-  axi_page_validate(seg, page);
-  if (seg->kind == AX_KIND_HUGE && !page->in_use && (uintptr_t)p == page->area)
-    axi_fatal("axmalloc: %s(): double free %p\n", fn, p); /* still cached, not yet reused */
-  axi_invalid_free(fn, p);
-}
-
-/* The header of p, whose own segment-map slot is empty: a huge block aligned to a segment
- * or more has its header in the slot before (huge.c). Aborts when p is not ours. */
-static AX_NOINLINE ax_segment_t *header_off_map(const char *fn, const void *p) {
-  ax_segment_t *seg = axi_huge_aligned_header(p);
-  if (!seg)
-    axi_invalid_free(fn, p);
-  return seg;
-}
-
-/* free() of a pointer that is not the start of a carved block in a small/medium/large page:
- * a huge block, a bad pointer, or any block in checked mode (its pages' fast_cap is 0). */
-static AX_NOINLINE void free_irregular(const char *fn, void *p) {
-  if (p == NULL)
-    return;
-  ax_segment_t *seg = axi_segment_of(p);
-  if (!axi_segmap_has((uintptr_t)seg))
-    seg = header_off_map(fn, p);
-  axi_segment_validate(seg);
-  ax_page_t *page = axi_page_of(seg, p);
-  if (axi_checked)
-    return axi_check_free(fn, seg, page, p);
-  if (seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area) {
-    axi_huge_free(seg);
-    return;
-  }
-  bad_pointer(fn, seg, p);
-}
-
-/* Push b on the owner's local_free (b passed the checks). */
-static inline void push_local(ax_page_t *page, ax_block_t *b) {
-  axi_set_link(page, b, page->local_free);
-  page->local_free = b;
-}
-
-/* The block's first word decodes to a link into its segment (or NULL): it may be free
- * already. Look, then free it as usual. pre: the caller owns the page. */
-static AX_NOINLINE void free_local_suspect(ax_page_t *page, ax_block_t *b) {
-  axi_check_double_free(page, b);
-  push_local(page, b);
-  if (--page->used == 0 || (ax_atomic_load_relaxed(&page->xowner) & AX_OWNER_FULL))
-    axi_free_slow(page, b);
-}
-
-/* The page's owner word is not our thread id: another thread's page (remote free), or our
- * own in the full list (a local free that brings it back). */
-static AX_NOINLINE void free_other(ax_page_t *page, ax_block_t *b) {
-  if ((ax_atomic_load_relaxed(&page->xowner) & ~AX_OWNER_FULL) != ax_arch_thread_id())
-    return axi_remote_free(axi_segment_of(page), page, b);
-  free_local_suspect(page, b);
-}
-
-/* A free block's link, decoded, is NULL or a block of its page: a first word that decodes
- * to NULL or into the same segment may be a block that is free already (one xor, which
- * sets the flags for the NULL test, and a shift). Anything else cannot be on a list. */
-static inline bool looks_free(const ax_page_t *page, const ax_block_t *b) {
-  uintptr_t link = (uintptr_t)axi_link(page, b);
-  return link == 0 || ((link ^ (uintptr_t)b) >> AX_SEGMENT_SHIFT) == 0;
-}
-
-/* The page map names p's page in two loads (NULL: not ours); the block-start test proves
- * p is a carved block of it; one compare with the owner word proves the page is ours and
- * not in the full list. Every call below is a tail call, so the fast path saves no
- * register. */
-static inline void free_block(const char *fn, void *p) {
-  ax_page_t *page = axi_pagemap_get(p);
-  if (ax_unlikely(page == NULL))
-    return free_irregular(fn, p);
-  if (ax_unlikely(!axi_is_block(page, p)))
-    return free_irregular(fn, p);
-  ax_block_t *b = p;
-  AX_TRACK_FREE(b);
-  if (ax_unlikely(ax_atomic_load_relaxed(&page->xowner) != ax_arch_thread_id()))
-    return free_other(page, b);
-  if (ax_unlikely(looks_free(page, b)))
-    return free_local_suspect(page, b);
-  push_local(page, b);
-  if (ax_unlikely(--page->used == 0))
-    return axi_free_slow(page, b);
-}
-
-void ax_free(void *p) { free_block("free", p); }
-
-/* free_sized, sized operator delete: the page map finds the page without the size, so the
- * size buys nothing; a wrong one is harmless. */
-void ax_free_sized(void *p, size_t size) { free_block("free_sized", p); }
 
 /* ---- sizes -------------------------------------------------------------------------- */
 
@@ -169,7 +84,7 @@ static size_t usable_size(const char *fn, const void *p) {
   if (!axi_segmap_has((uintptr_t)seg)) {
     if (p == NULL)
       return 0;
-    seg = header_off_map(fn, p);
+    seg = axi_header_off_map(fn, p);
   }
   ax_page_t *page = axi_page_of(seg, p);
   if (axi_is_block(page, p))
@@ -179,7 +94,7 @@ static size_t usable_size(const char *fn, const void *p) {
     return axi_check_usable(seg, axi_page_of(seg, p), p);
   if (seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area)
     return seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
-  bad_pointer(fn, seg, p);
+  axi_bad_pointer(fn, seg, p);
 }
 
 size_t ax_usable_size(const void *p) { return usable_size("malloc_usable_size", p); }
@@ -207,7 +122,7 @@ static AX_NOINLINE void *realloc_irregular(ax_segment_t *seg, void *p, size_t n)
   if (axi_checked)
     return axi_check_realloc(seg, page, p, n);
   if (!(seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area))
-    bad_pointer("realloc", seg, p);
+    axi_bad_pointer("realloc", seg, p);
   size_t old = seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
   if (ax_unlikely(n > PTRDIFF_MAX)) {
     errno = ENOMEM;
@@ -232,7 +147,7 @@ void *ax_realloc(void *p, size_t n) {
   }
   ax_segment_t *seg = axi_segment_of(p);
   if (ax_unlikely(!axi_segmap_has((uintptr_t)seg)))
-    return realloc_irregular(header_off_map("realloc", p), p, n);
+    return realloc_irregular(axi_header_off_map("realloc", p), p, n);
   ax_page_t *page = axi_page_of(seg, p);
   if (ax_unlikely(!axi_is_block(page, p)))
     return realloc_irregular(seg, p, n);
@@ -295,7 +210,7 @@ static void *aligned_malloc(size_t align, size_t n) {
       return ax_malloc(sz);
   }
   ax_heap_t *heap = thread_heap();
-  return heap ? axi_huge_alloc(heap, n, align, false) : NULL;
+  return heap ? axi_heap_huge_alloc(heap, n, align, false) : NULL;
 }
 
 static bool pow2(size_t a) { return a && !(a & (a - 1)); }
@@ -336,11 +251,10 @@ void *ax_memalign(size_t align, size_t n) {
 }
 
 /* ---- the standard names ------------------------------------------------------------- */
-/* Aliases, not wrappers: malloc *is* ax_malloc, with no extra call or jump. The rest of
- * the family (valloc, mallinfo2, malloc_trim, ...) is in override.c. */
+/* Aliases, not wrappers: malloc *is* ax_malloc, with no extra call or jump. free and cfree
+ * are in free.c, the rest of the family (valloc, mallinfo2, malloc_trim, ...) in override.c. */
 #define AX_ALIAS(target) __attribute__((alias(#target), visibility("default"), used))
 void *malloc(size_t n) AX_ALIAS(ax_malloc);
-void free(void *p) AX_ALIAS(ax_free);
 void *calloc(size_t count, size_t size) AX_ALIAS(ax_calloc);
 void *realloc(void *p, size_t n) AX_ALIAS(ax_realloc);
 void *reallocarray(void *p, size_t count, size_t size) AX_ALIAS(ax_reallocarray);
@@ -348,4 +262,3 @@ void *aligned_alloc(size_t align, size_t n) AX_ALIAS(ax_aligned_alloc);
 int posix_memalign(void **out, size_t align, size_t n) AX_ALIAS(ax_posix_memalign);
 void *memalign(size_t align, size_t n) AX_ALIAS(ax_memalign);
 size_t malloc_usable_size(void *p) AX_ALIAS(ax_usable_size);
-void cfree(void *p) AX_ALIAS(ax_free);

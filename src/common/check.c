@@ -216,7 +216,7 @@ static size_t huge_block(const char *fn, ax_segment_t *seg, void *p) {
 }
 
 static void *huge_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero) {
-  void *p = axi_huge_alloc(heap, n + HUGE_CANARY, align, zero);
+  void *p = axi_heap_huge_alloc(heap, n + HUGE_CANARY, align, zero);
   if (p)
     huge_live(axi_huge_segment_of(p), p, n);
   return p;
@@ -251,7 +251,7 @@ void *axi_check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero) {
   unsigned c = class_for(n + EXTRA, align);
   if (c == 0)
     return huge_malloc(heap, n, align, zero);
-  ax_page_t *page = axi_page_with_free(heap, c);
+  ax_page_t *page = axi_heap_page_with_free(heap, c);
   if (!page) {
     errno = ENOMEM;
     return NULL;

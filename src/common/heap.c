@@ -67,7 +67,7 @@ static pthread_key_t heap_key;
 
 static void heap_done(void *arg) {
   ax_heap_t *heap = arg;
-  axi_heap_collect_all(heap);
+  axi_pages_collect_all(heap);
   axi_segment_purge(heap, true); /* what stays behind with abandoned segments is purged */
   axi_segment_abandon_all(heap);
   axi_stats_merge_heap(heap);
@@ -115,6 +115,65 @@ static void fork_release(void) {
 static void fork_child(void) {
   axi_forked = true; /* our thread_free lists may hold what the parent's threads pushed */
   fork_release();
+}
+
+/* ---- trim and refused mappings ---------------------------------------------------------- */
+
+/* malloc_trim: purge all that can be purged now: this thread's empty pages, abandoned
+ * segments that turn out empty, and both caches. Other threads' empty pages wait for their
+ * own slow path (their heaps are theirs alone). pre: heap is the calling thread's. */
+void axi_heap_trim(ax_heap_t *heap) {
+  if (heap != &axi_heap_empty) {
+    for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
+      ;
+    axi_pages_collect_all(heap);
+    axi_segment_purge(heap, true);
+  }
+  axi_segment_cache_trim(AX_TRIM_ALL);
+  axi_huge_cache_trim(AX_TRIM_ALL);
+}
+
+/* The OS refused a mapping. Only unmapping helps (RLIMIT_AS and the overcommit check count
+ * address space, not resident pages: no purge): take over exited threads' segments, retire
+ * the pages that are empty, then unmap both caches without waiting for their locks (fork's
+ * prepare handler may hold them). A program that tries a huge buffer and falls back to a
+ * smaller one pays little per refusal. Every class keeps its current page (pinned): the
+ * next malloc of that size would map it again (a refused request cost the next malloc(16) a
+ * segment's mmap and faults, 17-23 us; glibc's tst-malloc-too-large took 16-21 s instead of
+ * 2-3). post: true when something was unmapped. */
+bool axi_heap_release(ax_heap_t *heap) {
+  uint64_t before = ax_atomic_load_relaxed(&axi_stats.munmap_calls);
+  for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
+    ;
+  axi_pages_retire_empty(heap);
+  axi_segment_cache_trim(AX_TRIM_ALL_NOWAIT);
+  axi_huge_cache_trim(AX_TRIM_ALL_NOWAIT);
+  return ax_atomic_load_relaxed(&axi_stats.munmap_calls) != before;
+}
+
+/* The allocations that map memory, retried once after axi_heap_release when the OS refuses
+ * (t_oom.limit: memory freed just before, waiting out the purge delay or in the caches,
+ * is usable at once). */
+void *axi_heap_page_malloc(ax_heap_t *heap, size_t size, bool zero) {
+  void *p = axi_page_malloc(heap, size, zero);
+  if (!p && axi_heap_release(heap))
+    p = axi_page_malloc(heap, size, zero);
+  return p;
+}
+
+ax_page_t *axi_heap_page_with_free(ax_heap_t *heap, unsigned c) {
+  ax_page_t *page = axi_page_with_free(heap, c);
+  if (!page && axi_heap_release(heap))
+    page = axi_page_with_free(heap, c);
+  return page;
+}
+
+/* A request no address space holds fails at once: nothing to release for it. */
+void *axi_heap_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
+  void *p = axi_huge_alloc(heap, size, align, zero);
+  if (!p && axi_huge_possible(size, align) && axi_heap_release(heap))
+    p = axi_huge_alloc(heap, size, align, zero);
+  return p;
 }
 
 /* ---- process and thread init ---------------------------------------------------------- */

@@ -103,27 +103,34 @@ static uintptr_t block_offset(size_t align) {
   return align >= AX_SEGMENT_SIZE ? AX_SEGMENT_SIZE : align > AX_HUGE_OFFSET ? align : AX_HUGE_OFFSET;
 }
 
+/* The mapping is segment-aligned; past one segment of alignment it starts one segment
+ * before a multiple of align (block_offset). */
+static size_t map_align_of(size_t align) { return align > AX_SEGMENT_SIZE ? align : AX_SEGMENT_SIZE; }
+
+/* pre: align a power of two. post: whether some address space could hold the mapping. */
+bool axi_huge_possible(size_t size, size_t align) {
+  uintptr_t off = block_offset(align);
+  size_t map_align = map_align_of(align);
+  return map_align <= AX_ADDRESS_LIMIT - off && size <= AX_ADDRESS_LIMIT - off - map_align;
+}
+
 /* pre: align is a power of two.
  * post: a block of size bytes aligned to align (zeroed if zero), or NULL with ENOMEM. A
  * request no address space can hold fails at once, without a system call. */
 void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
-  uintptr_t off = block_offset(align);
-  /* the mapping is segment-aligned; past one segment of alignment, it starts one segment
-   * before a multiple of align */
-  size_t map_align = align > AX_SEGMENT_SIZE ? align : AX_SEGMENT_SIZE;
-  size_t map_off = align > AX_SEGMENT_SIZE ? AX_SEGMENT_SIZE : 0;
-  if (map_align > AX_ADDRESS_LIMIT - off || size > AX_ADDRESS_LIMIT - off - map_align) {
+  if (!axi_huge_possible(size, align)) {
     errno = ENOMEM;
     return NULL;
   }
+  uintptr_t off = block_offset(align);
+  size_t map_align = map_align_of(align);
+  size_t map_off = align > AX_SEGMENT_SIZE ? AX_SEGMENT_SIZE : 0;
   size_t need = page_round(off + (size ? size : 1)); /* a block of 0 bytes is inside it too */
   /* cached mappings are segment-aligned: they serve up to one segment of alignment */
   ax_segment_t *seg = align <= AX_SEGMENT_SIZE ? cache_take(need) : NULL;
   bool fresh = seg == NULL;
-  if (fresh && !(seg = axi_segment_map(AX_KIND_HUGE, need, map_align, map_off)) &&
-      axi_heap_release(heap)) /* the OS refused: retry once, after unmapping */
-    seg = axi_segment_map(AX_KIND_HUGE, need, map_align, map_off);
-  if (fresh && !seg) {
+  if (fresh && !(seg = axi_segment_map(AX_KIND_HUGE, need, map_align, map_off))) {
+    /* the OS refused: the caller decides what to release (heap.c) */
     errno = ENOMEM;
     return NULL;
   }

@@ -300,8 +300,10 @@ static inline void axi_set_link(const ax_page_t *page, ax_block_t *b, const ax_b
 
 /* ---- cross-file internal functions (contracts at their definitions) -------------- */
 
-/* os.c */
+/* init.c */
 AXI_HIDDEN void axi_init_process(void);
+
+/* os.c */
 AXI_HIDDEN void *axi_os_map(size_t size);
 AXI_HIDDEN void *axi_os_map_aligned(size_t size, size_t align, size_t off);
 AXI_HIDDEN void axi_os_unmap(void *p, size_t size);
@@ -312,7 +314,11 @@ AXI_HIDDEN bool axi_os_remap(void *p, size_t old_size, size_t new_size);
 AXI_HIDDEN bool axi_os_move(void *p, size_t old_size, size_t new_size, void *target);
 AXI_HIDDEN uint64_t axi_now_ms(void);
 AXI_HIDDEN uint64_t axi_random(void);
+
+/* print.c: a printf subset (%s %d %zu %llu %p %x) to stderr, without stdio or allocation,
+ * not a cancellation point */
 AXI_HIDDEN void axi_write(const char *fmt, ...);
+AXI_HIDDEN void axi_write_keep_stderr(void);
 AXI_HIDDEN void axi_write_to_saved_stderr(void);
 AXI_HIDDEN __attribute__((noreturn)) void axi_fatal(const char *fmt, ...);
 
@@ -375,7 +381,7 @@ AXI_HIDDEN ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size, siz
 AXI_HIDDEN void axi_segment_unmap(ax_segment_t *seg);
 AXI_HIDDEN void axi_segment_hide_meta(ax_segment_t *seg, bool hide);
 AXI_HIDDEN void axi_segment_abandon_all(ax_heap_t *heap);
-AXI_HIDDEN bool axi_segment_reclaim(ax_heap_t *heap);
+AXI_HIDDEN ax_segment_t *axi_segment_adopt(ax_heap_t *heap);
 AXI_HIDDEN void axi_segment_purge(ax_heap_t *heap, bool force);
 /* A cache of unused segments (or huge mappings): a list under a spin lock. */
 typedef struct ax_segcache {
@@ -397,26 +403,38 @@ AXI_HIDDEN void axi_segment_fork_prepare(void);
 AXI_HIDDEN void axi_segment_fork_release(void);
 
 /* page.c */
-AXI_HIDDEN void *axi_malloc_slow(size_t size, bool zero);
+AXI_HIDDEN void *axi_page_malloc(ax_heap_t *heap, size_t size, bool zero);
+AXI_HIDDEN bool axi_page_reclaim(ax_heap_t *heap);
+AXI_HIDDEN void axi_pages_retire_empty(ax_heap_t *heap);
 AXI_HIDDEN void axi_free_slow(ax_page_t *page, ax_block_t *b);
 AXI_HIDDEN void axi_page_collect(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_page_count_mallocs(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page);
-AXI_HIDDEN void axi_heap_collect_all(ax_heap_t *heap);
-AXI_HIDDEN bool axi_heap_release(ax_heap_t *heap);
-AXI_HIDDEN __attribute__((noreturn)) void axi_invalid_free(const char *fn, const void *p);
-AXI_HIDDEN void axi_check_double_free(ax_page_t *page, ax_block_t *b);
-AXI_HIDDEN void axi_remote_free(ax_segment_t *seg, ax_page_t *page, ax_block_t *b);
+AXI_HIDDEN void axi_pages_collect_all(ax_heap_t *heap);
+
 AXI_HIDDEN ax_page_t *axi_page_with_free(ax_heap_t *heap, unsigned c);
 AXI_HIDDEN ax_block_t *axi_page_pop(ax_page_t *page);
 AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted_list(const ax_page_t *page,
                                                             const ax_block_t *b);
+/* free.c */
+AXI_HIDDEN __attribute__((noreturn)) void axi_invalid_free(const char *fn, const void *p);
+AXI_HIDDEN __attribute__((noreturn)) void axi_bad_pointer(const char *fn, ax_segment_t *seg,
+                                                         const void *p);
+AXI_HIDDEN ax_segment_t *axi_header_off_map(const char *fn, const void *p);
+AXI_HIDDEN void axi_check_double_free(ax_page_t *page, ax_block_t *b);
+AXI_HIDDEN void axi_remote_free(ax_segment_t *seg, ax_page_t *page, ax_block_t *b);
 
 /* heap.c */
 AXI_HIDDEN ax_heap_t *axi_heap_init_thread(void);
+AXI_HIDDEN bool axi_heap_release(ax_heap_t *heap);
+AXI_HIDDEN void axi_heap_trim(ax_heap_t *heap);
+AXI_HIDDEN void *axi_heap_page_malloc(ax_heap_t *heap, size_t size, bool zero);
+AXI_HIDDEN ax_page_t *axi_heap_page_with_free(ax_heap_t *heap, unsigned c);
+AXI_HIDDEN void *axi_heap_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero);
 AXI_HIDDEN void axi_heap_foreach(void (*fn)(ax_heap_t *, void *), void *arg);
 
 /* huge.c */
+AXI_HIDDEN bool axi_huge_possible(size_t size, size_t align);
 AXI_HIDDEN void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero);
 AXI_HIDDEN void axi_huge_free(ax_segment_t *seg);
 AXI_HIDDEN ax_segment_t *axi_huge_aligned_header(const void *p);
@@ -466,12 +484,21 @@ typedef struct ax_global_stats {
   ax_atomic_word class_mallocs[AX_CLASSES];
 } ax_global_stats_t;
 AXI_HIDDEN extern ax_global_stats_t axi_stats;
-AXI_HIDDEN void axi_stat_add(ax_atomic_word *counter, ax_atomic_word *peak, intptr_t delta);
+/* counter += delta, and peak follows it up (if given). Any thread, any time. */
+static inline void axi_stat_add(ax_atomic_word *counter, ax_atomic_word *peak, intptr_t delta) {
+  uintptr_t now = ax_atomic_fetch_add_relaxed(counter, (uintptr_t)delta) + (uintptr_t)delta;
+  if (!peak)
+    return;
+  uintptr_t seen = ax_atomic_load_relaxed(peak);
+  while ((intptr_t)now > (intptr_t)seen && !ax_atomic_cas_acq_rel(peak, &seen, now))
+    ;
+}
 AXI_HIDDEN void axi_stats_merge_heap(ax_heap_t *heap);
 
 /* A static link takes all of axmalloc or none of it: every object refers to alloc.o (which
- * defines malloc), so a program linked with libc before libaxmalloc.a fails with a duplicate
+ * defines malloc) and free.o, so a program linked with libc before libaxmalloc.a fails with a duplicate
  * malloc instead of mixing glibc's malloc with axmalloc's other objects (t_linkorder). */
 __attribute__((used)) static void *(*const axi_pull_alloc)(size_t) = ax_malloc;
+__attribute__((used)) static void (*const axi_pull_free)(void *) = ax_free; /* and free.o */
 
 #endif

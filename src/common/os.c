@@ -1,4 +1,4 @@
-/* The OS seam: mappings, time, randomness, options, and output that never allocates.
+/* The OS seam: mappings, time and randomness.
  *
  * Everything here may run before constructors, inside dlsym, in a fork child and in TLS
  * destructors: no stdio, no allocation, and errno is restored around every system call
@@ -6,75 +6,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "bulk.h"
 #include "internal.h"
 
-ax_options_t axi_options = {.purge_delay_ms = 10};
-bool axi_force_mt; /* AXMALLOC_FORCE_MT=1: atomics even while single-threaded */
-bool axi_forked;
-size_t axi_os_page = 4096;
-static int out_fd = 2;       /* where axi_write goes */
-static int saved_err_fd = -1; /* a private copy of stderr, for the report at exit */
-
-/* ---- process init ------------------------------------------------------------------ */
-
-static uint64_t env_u64(const char *name, uint64_t dflt) {
-  const char *s = getenv(name); /* getenv neither allocates nor changes errno */
-  if (!s || !*s)
-    return dflt;
-  uint64_t v = 0;
-  for (; *s >= '0' && *s <= '9'; s++)
-    v = v * 10 + (uint64_t)(*s - '0');
-  return v;
-}
-
-/* pre: called once, by the first thread that allocates, before any other thread can
- * (a second thread exists only after the first called pthread_create, which mallocs). */
-void axi_init_process(void) {
-  int saved = errno;
-  unsigned long pg = getauxval(AT_PAGESZ);
-  axi_os_page = pg ? pg : 4096;
-  /* AXMALLOC_PAGE_SIZE: behave as on a kernel with larger pages (AArch64 servers run 16 and
-   * 64 KiB kernels); a power of two from the real page size up to 64 KiB. */
-  uint64_t want = env_u64("AXMALLOC_PAGE_SIZE", 0);
-  if (want >= axi_os_page && want <= 65536 && (want & (want - 1)) == 0)
-    axi_os_page = want;
-  axi_options.stats = (int)env_u64("AXMALLOC_STATS", 0);
-  axi_options.verbose = (int)env_u64("AXMALLOC_VERBOSE", 0);
-  axi_options.purge_delay_ms = env_u64("AXMALLOC_PURGE_DELAY_MS", 10);
-  axi_force_mt = env_u64("AXMALLOC_FORCE_MT", 0) != 0;
-  /* checked mode can be switched on, never off (an AX_CHECKED build starts with it on) */
-  if (env_u64("AXMALLOC_CHECK", 0) != 0)
-    axi_checked = true;
-  axi_cookie_key = (uintptr_t)axi_random();
-  if (axi_options.stats) {
-    /* programs such as coreutils close stderr in an atexit handler, before our report */
-    saved_err_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
-  }
-  ax_arch_cpu_detect();
-  axi_bulk_init();
-  if (axi_options.verbose)
-    axi_write("axmalloc: version %d.%d, arch %s, cpu features: %s\n"
-              "axmalloc: atomics %s, single-threaded twins %s%s\n"
-              "axmalloc: bulk zero %s, bulk copy %s\n"
-              "axmalloc: os page %zu B, segment %zu KiB, purge delay %zu ms%s\n",
-              AX_VERSION_MAJOR, AX_VERSION_MINOR, AX_ARCH_NAME, ax_arch_cpu_features(),
-              ax_arch_atomics_name(), axi_single_threaded() ? "on" : "off",
-              axi_force_mt ? " (AXMALLOC_FORCE_MT)" : "", axi_bulk_zero_name(),
-              axi_bulk_copy_name(), axi_os_page, (size_t)(AX_SEGMENT_SIZE >> 10),
-              (size_t)axi_options.purge_delay_ms, axi_checked ? ", checked mode" : "");
-  errno = saved;
-}
+size_t axi_os_page = 4096; /* set by axi_init_process */
 
 /* ---- mappings ---------------------------------------------------------------------- */
 
@@ -204,95 +143,3 @@ uint64_t axi_random(void) {
   return s * 0x2545F4914F6CDD1Du;
 }
 
-/* ---- output without stdio ----------------------------------------------------------- */
-
-static char *put_u(char *o, char *end, uint64_t v, unsigned base) {
-  char tmp[24];
-  int n = 0;
-  do {
-    tmp[n++] = "0123456789abcdef"[v % base];
-    v /= base;
-  } while (v);
-  while (n && o < end)
-    *o++ = tmp[--n];
-  return o;
-}
-
-/* write(2) is a cancellation point: with a cancellation pending, a report would stop half
- * way and the thread would be gone (glibc's tst-malloc-stats-cancellation), and a fatal
- * error would cancel the thread instead of aborting. glibc's syscall() is not one. */
-static void out_nocancel(const char *buf, size_t n) {
-  int saved = errno;
-  while (n > 0) {
-    long w = syscall(SYS_write, out_fd, buf, n);
-    if (w <= 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      break;
-    buf += w;
-    n -= (size_t)w;
-  }
-  errno = saved;
-}
-
-/* A printf subset: %s %d %zu %llu %p %x. Writes to stderr, not cancellable. */
-static void vwrite(const char *fmt, va_list ap) {
-  char buf[1024], *o = buf, *end = buf + sizeof buf;
-  for (; *fmt && o < end; fmt++) {
-    if (*fmt != '%') {
-      *o++ = *fmt;
-      continue;
-    }
-    fmt++;
-    if (*fmt == 'z' || *fmt == 'l') {
-      while (*fmt == 'z' || *fmt == 'l')
-        fmt++;
-      o = *fmt == 'x' ? put_u(o, end, va_arg(ap, uint64_t), 16) : put_u(o, end, va_arg(ap, uint64_t), 10);
-    } else if (*fmt == 'd') {
-      int v = va_arg(ap, int);
-      if (v < 0 && o < end)
-        *o++ = '-';
-      o = put_u(o, end, v < 0 ? -(uint64_t)v : (uint64_t)v, 10);
-    } else if (*fmt == 'x') {
-      o = put_u(o, end, va_arg(ap, unsigned), 16);
-    } else if (*fmt == 'p') {
-      if (o + 2 <= end) {
-        *o++ = '0';
-        *o++ = 'x';
-      }
-      o = put_u(o, end, (uintptr_t)va_arg(ap, void *), 16);
-    } else if (*fmt == 's') {
-      for (const char *s = va_arg(ap, const char *); *s && o < end; s++)
-        *o++ = *s;
-    } else if (*fmt == '%') {
-      *o++ = '%';
-    } else {
-      break;
-    }
-  }
-  out_nocancel(buf, (size_t)(o - buf));
-}
-
-/* The statistics report at exit goes to stderr, or, when the program has closed it (as
- * coreutils do in an atexit handler), to the copy taken at init. */
-void axi_write_to_saved_stderr(void) {
-  int saved = errno;
-  if (fcntl(2, F_GETFD) < 0 && saved_err_fd >= 0)
-    out_fd = saved_err_fd;
-  errno = saved;
-}
-
-void axi_write(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vwrite(fmt, ap);
-  va_end(ap);
-}
-
-void axi_fatal(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vwrite(fmt, ap);
-  va_end(ap);
-  abort();
-}

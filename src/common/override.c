@@ -42,21 +42,11 @@ static uint64_t released(void) {
          ax_atomic_load_relaxed(&axi_stats.munmap_calls);
 }
 
-/* Purge all that can be purged now: this thread's empty pages, abandoned segments that
- * turn out empty, and both caches. Other threads' empty pages wait for their own slow path
- * (their heaps are theirs alone). pad is ignored: nothing here grows at a top.
- * post: 1 when memory went back to the OS, 0 otherwise. */
+/* Purge all that can be purged now (axi_heap_trim). pad is ignored: nothing here grows at
+ * a top. post: 1 when memory went back to the OS, 0 otherwise. */
 int ax_trim(size_t pad) {
   uint64_t before = released();
-  ax_heap_t *heap = axi_tls_heap;
-  if (heap != &axi_heap_empty) {
-    for (int i = 0; i < 64 && axi_segment_reclaim(heap); i++)
-      ;
-    axi_heap_collect_all(heap);
-    axi_segment_purge(heap, true);
-  }
-  axi_segment_cache_trim(AX_TRIM_ALL);
-  axi_huge_cache_trim(AX_TRIM_ALL);
+  axi_heap_trim(axi_tls_heap);
   return released() != before; /* (another thread's munmap may count: a spurious 1) */
 }
 

@@ -109,6 +109,14 @@ void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page) {
 
 /* ---- collecting freed blocks --------------------------------------------------------- */
 
+/* b's link leads out of its page (or the list is longer than the page): a write into a
+ * free block, or a double free that raced. Reported, never followed. */
+void axi_corrupted_list(const ax_page_t *page, const ax_block_t *b) {
+  axi_fatal("axmalloc: corrupted free list in page %p (block %p)\n", (void *)page->area,
+            (const void *)b);
+}
+
+
 /* Statistics without a counter on the fast path: a page remembers how long its free
  * list was at the last refill, so blocks handed out = refill - current length. */
 static uint32_t free_len(const ax_page_t *page) {
@@ -333,6 +341,35 @@ static ax_page_t *queue_find(ax_heap_t *heap, unsigned c) {
   return NULL;
 }
 
+/* Take over one abandoned segment (segment.c): its pages with free blocks join heap's
+ * queues, its empty pages are retired. post: true when a segment was taken (the caller
+ * should look at its queues again). */
+bool axi_page_reclaim(ax_heap_t *heap) {
+  ax_segment_t *seg = axi_segment_adopt(heap);
+  if (!seg)
+    return false;
+  unsigned live = seg->used_pages;
+  for (unsigned i = 0; i < seg->npages && live; i++) {
+    ax_page_t *page = &seg->pages[i];
+    if (!page->in_use)
+      continue;
+    live--;
+    ax_atomic_store_relaxed(&page->xowner, heap->tid);
+    ax_atomic_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
+    axi_page_collect(heap, page);
+    if (page->used == 0) {
+      bool last = seg->used_pages == 1;
+      page->free = page->local_free = NULL;
+      axi_segment_page_retire(heap, page);
+      if (last)
+        break; /* the segment went to the cache */
+    } else {
+      axi_page_queue_push(heap, page);
+    }
+  }
+  return true;
+}
+
 /* post: a page of class c with a free block, first in its queue; NULL when out of memory.
  * Order: pages of the class, then abandoned segments (a few), then a fresh page. */
 static ax_page_t *find_page(ax_heap_t *heap, unsigned c) {
@@ -351,7 +388,7 @@ static ax_page_t *find_page(ax_heap_t *heap, unsigned c) {
   }
   purge_tick(heap);
   enum ax_kind kind = axi_class_kind(c);
-  for (int i = 0; i < 8 && !heap->segs[kind].first && axi_segment_reclaim(heap); i++)
+  for (int i = 0; i < 8 && !heap->segs[kind].first && axi_page_reclaim(heap); i++)
     if ((page = queue_find(heap, c)))
       return page;
   page = axi_segment_page_alloc(heap, kind);
@@ -409,25 +446,15 @@ static void *hand_out(ax_page_t *page, size_t size, bool zero) {
   return b;
 }
 
-/* The malloc slow path: first call of a thread, huge sizes, and empty free lists; every
- * malloc in checked mode (the direct table then holds only the empty page).
- * post: a block of at least size bytes (zeroed if zero), or NULL with errno = ENOMEM. */
-void *axi_malloc_slow(size_t size, bool zero) {
-  ax_heap_t *heap = axi_tls_heap; /* not an argument: the fast path keeps size in place */
-  if (size <= AX_DIRECT_MAX && refill_local(heap, heap->direct[size]))
-    return hand_out(heap->direct[size], size, zero);
-  if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_heap_init_thread())) {
-    errno = ENOMEM;
-    return NULL;
-  }
-  if (ax_unlikely(axi_checked))
-    return axi_check_malloc(heap, size, 16, zero);
-  if (size > AX_LARGE_MAX)
-    return axi_huge_alloc(heap, size, 16, zero);
-  ax_page_t *page = axi_page_with_free(heap, axi_class_of(size));
-  if (!page) {
-    errno = ENOMEM;
-    return NULL;
+/* post: a block of at least size (<= AX_LARGE_MAX) bytes from heap's pages, zeroed if
+ * zero; NULL when no page could be had (the OS refused a mapping: the caller decides what
+ * to release, heap.c). */
+void *axi_page_malloc(ax_heap_t *heap, size_t size, bool zero) {
+  ax_page_t *page = size <= AX_DIRECT_MAX ? heap->direct[size] : NULL;
+  if (!page || !refill_local(heap, page)) {
+    page = axi_page_with_free(heap, axi_class_of(size));
+    if (!page)
+      return NULL;
   }
   return hand_out(page, size, zero);
 }
@@ -462,83 +489,13 @@ void axi_free_slow(ax_page_t *page, ax_block_t *b) {
   purge_tick(heap);
 }
 
-/* One CAS pushes the block on the page's thread_free list; no lock, no sleep.
- * Once the CAS has succeeded the owner may collect the block, empty the page and unmap the
- * segment (trim, thread exit, a cache trim, a refused mapping): nothing after it touches the
- * segment or the page (t_race_remote stops a thread right there). What the rare case needs
- * (a page that leaves the full list: tell its heap) is read before the CAS, while the block
- * we still hold keeps the segment alive. Heaps are never unmapped (heap.c), so the increment
- * after it is safe even if the owner exits meanwhile: a stale heap gets one needless
- * revisit, and if the segment was abandoned and reclaimed in that window, its new owner finds
- * the page at its next revisit, trim or exit instead of at once. The header's cookie is
- * checked before a heap pointer read from it is used: an overflow from the block before the
- * segment must not turn the increment into a write anywhere. */
-void axi_remote_free(ax_segment_t *seg, ax_page_t *page, ax_block_t *b) {
-  uintptr_t cookie = seg->cookie;
-  /* relaxed: only the address is used, for an atomic add (heaps are type-stable) */
-  ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
-  uintptr_t tf = ax_atomic_load_relaxed(&page->thread_free);
-  do
-    axi_set_link(page, b, (ax_block_t *)(tf & ~AX_TF_FULL));
-  while (!ax_atomic_cas_release(&page->thread_free, &tf, (uintptr_t)b));
-  AX_HOOK(AX_HOOK_REMOTE_FREE_PUBLISHED, b);
-  if (ax_unlikely(tf & AX_TF_FULL)) { /* we took the page out of "full": tell its heap */
-    if (cookie != ((uintptr_t)seg ^ axi_cookie_key))
-      axi_corrupted(seg);
-    if (heap)
-      ax_atomic_fetch_add_relaxed(&heap->full_pending, 1);
-  }
-}
+/* ---- heap-wide walks (heap.c's policies: trim, thread exit, refused mappings) ---------- */
 
-/* ---- bad frees ---------------------------------------------------------------------- */
-
-void axi_invalid_free(const char *fn, const void *p) {
-  axi_fatal("axmalloc: %s(): invalid pointer %p\n", fn, p);
-}
-
-/* b's link leads out of its page (or the list is longer than the page): a write into a
- * free block, or a double free that raced. Reported, never followed. */
-void axi_corrupted_list(const ax_page_t *page, const ax_block_t *b) {
-  axi_fatal("axmalloc: corrupted free list in page %p (block %p)\n", (void *)page->area,
-            (const void *)b);
-}
-
-static bool list_has(const ax_page_t *page, const ax_block_t *list, const ax_block_t *b) {
-  for (uint32_t n = 0; list && n <= page->reserved; n++) {
-    if (list == b)
-      return true;
-    if ((uintptr_t)list - page->area >= axi_page_carved(page))
-      return false; /* corrupted: not ours to follow */
-    list = axi_link(page, list);
-  }
-  return false;
-}
-
-/* b's first word decodes to a link of this page's lists: b may already be free. Look.
- * pre: the caller owns the page. Returns when b is not on any list. */
-void axi_check_double_free(ax_page_t *page, ax_block_t *b) {
-  const ax_block_t *remote =
-      (const ax_block_t *)(ax_atomic_load_acquire(&page->thread_free) & ~AX_TF_FULL);
-  if (list_has(page, page->free, b) || list_has(page, page->local_free, b) ||
-      list_has(page, remote, b))
-    axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
-}
-
-/* ---- thread exit and trim ----------------------------------------------------------- */
-
-/* The OS refused a mapping. Only unmapping helps (RLIMIT_AS and the overcommit check count
- * address space, not resident pages: no purge): take over exited threads' segments, retire
- * every page that is empty once remote frees are collected (O(pages + remote frees), not
- * O(blocks) like trim), so that segments can empty into the cache, then unmap both caches
- * without waiting for their locks. A program that tries a huge buffer and falls back to a
- * smaller one pays little per refusal. The current page of a small or medium class stays
- * (it is pinned): the next malloc of that size would map it again (a refused request then cost the next
- * malloc(16) a segment's mmap and faults, 17-23 us; glibc's tst-malloc-too-large took 16-21 s
- * instead of 2-3). post: true when something was unmapped. */
-bool axi_heap_release(ax_heap_t *heap) {
-  uint64_t before = ax_atomic_load_relaxed(&axi_stats.munmap_calls);
-  for (int i = 0; i < 64 && axi_segment_reclaim(heap); i++)
-    ;
+/* Retire every page of heap that is empty once remote frees are collected, pages in the
+ * full list included (O(pages + remote frees), not O(blocks) like trim), so that segments
+ * can empty into the cache. The current page of a small or medium class stays (it is
+ * pinned): the next malloc of that size would map it again (axi_heap_release). */
+void axi_pages_retire_empty(ax_heap_t *heap) {
   while (heap->full.first)
     page_unfull(heap, heap->full.first);
   for (unsigned c = 1; c < AX_CLASSES; c++) {
@@ -554,9 +511,6 @@ bool axi_heap_release(ax_heap_t *heap) {
   }
   heap->empty_classes = 0; /* what is left is a current page: retire_empty keeps it too */
   heap->next_retire_ms = 0;
-  axi_segment_cache_trim(AX_TRIM_ALL_NOWAIT);
-  axi_huge_cache_trim(AX_TRIM_ALL_NOWAIT);
-  return ax_atomic_load_relaxed(&axi_stats.munmap_calls) != before;
 }
 
 /* Unpin every class's current page (trim, thread exit): their emptiness counts again. */
@@ -571,7 +525,7 @@ static void unpin_all(ax_heap_t *heap) {
 
 /* Collect every page of the heap; retire the empty ones (even the current one of a class,
  * which the next current_update pins again). */
-void axi_heap_collect_all(ax_heap_t *heap) {
+void axi_pages_collect_all(ax_heap_t *heap) {
   unpin_all(heap);
   while (heap->full.first)
     page_unfull(heap, heap->full.first);

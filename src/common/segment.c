@@ -318,12 +318,8 @@ static ax_segment_t *segment_alloc(ax_heap_t *heap, enum ax_kind kind) {
  * is known zero. */
 ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind) {
   ax_segment_t *seg = heap->segs[kind].first;
-  if (!seg && !(seg = segment_alloc(heap, kind))) {
-    /* The OS refused (RLIMIT_AS, overcommit): retry once if memory was unmapped */
-    if (!axi_heap_release(heap) ||
-        (!(seg = heap->segs[kind].first) && !(seg = segment_alloc(heap, kind))))
-      return NULL;
-  }
+  if (!seg && !(seg = segment_alloc(heap, kind)))
+    return NULL; /* the OS refused: the caller decides what to release (heap.c) */
   axi_segment_validate(seg); /* once per page taken: a stray write over the header shows */
   unsigned i = (unsigned)__builtin_ctzll(seg->free_mask);
   uint64_t bit = (uint64_t)1 << i;
@@ -452,12 +448,12 @@ void axi_segment_abandon_all(ax_heap_t *heap) {
   }
 }
 
-/* Take one abandoned segment, if any and if no other thread is popping right now.
- * Its pages with free blocks join heap's queues; empty pages are retired.
- * post: true when a segment was taken (the caller should look at its queues again). */
-bool axi_segment_reclaim(ax_heap_t *heap) {
+/* Take one abandoned segment, if any and if no other thread is popping right now: it joins
+ * heap's segments (its pages are the caller's to queue or retire: axi_page_reclaim).
+ * post: the segment, or NULL. */
+ax_segment_t *axi_segment_adopt(ax_heap_t *heap) {
   if (!ax_atomic_load_relaxed(&abandoned) || !axi_trylock(&abandoned_pop))
-    return false;
+    return NULL;
   uintptr_t head = ax_atomic_load_acquire(&abandoned);
   /* only one popper: head stays in the list until our CAS, so its link is stable */
   while (head && !ax_atomic_cas_acq_rel(&abandoned, &head,
@@ -466,31 +462,12 @@ bool axi_segment_reclaim(ax_heap_t *heap) {
   axi_unlock(&abandoned_pop);
   ax_segment_t *seg = (ax_segment_t *)head;
   if (!seg)
-    return false;
+    return NULL;
   ax_atomic_fetch_add_relaxed(&axi_stats.segments_reclaimed, 1);
   ax_atomic_store_relaxed(&seg->heap, (uintptr_t)heap);
   ax_atomic_store_relaxed(&seg->owner, heap->tid);
   segq_push(seg->free_mask ? &heap->segs[seg->kind] : &heap->segs_full, seg);
-  unsigned live = seg->used_pages;
-  for (unsigned i = 0; i < seg->npages && live; i++) {
-    ax_page_t *page = &seg->pages[i];
-    if (!page->in_use)
-      continue;
-    live--;
-    ax_atomic_store_relaxed(&page->xowner, heap->tid);
-    ax_atomic_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
-    axi_page_collect(heap, page);
-    if (page->used == 0) {
-      bool last = seg->used_pages == 1;
-      page->free = page->local_free = NULL;
-      axi_segment_page_retire(heap, page);
-      if (last)
-        break; /* the segment went to the cache */
-    } else {
-      axi_page_queue_push(heap, page);
-    }
-  }
-  return true;
+  return seg;
 }
 
 /* ---- fork ------------------------------------------------------------------------- */

@@ -8,14 +8,6 @@
 ax_global_stats_t axi_stats;
 
 /* counter += delta; peak = max(peak, counter) when peak is given. */
-void axi_stat_add(ax_atomic_word *counter, ax_atomic_word *peak, intptr_t delta) {
-  uintptr_t now = ax_atomic_fetch_add_relaxed(counter, (uintptr_t)delta) + (uintptr_t)delta;
-  if (!peak)
-    return;
-  uintptr_t seen = ax_atomic_load_relaxed(peak);
-  while ((intptr_t)now > (intptr_t)seen && !ax_atomic_cas_acq_rel(peak, &seen, now))
-    ;
-}
 
 void axi_stats_merge_heap(ax_heap_t *heap) {
   for (unsigned c = 0; c < AX_CLASSES; c++)

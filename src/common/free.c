@@ -1,0 +1,169 @@
+/* free: the fast path, and what it leaves for others: remote frees, pages in the full list,
+ * huge blocks, and pointers that are not ours (reported, never followed).
+ *
+ *   free(p): page = page map(p); p a carved block of it? the page's owner word our thread
+ *            id? p not free already? Then push p on page->local_free, used--.
+ * No lock and no atomic read-modify-write on the fast path. Checked mode (check.c) leaves
+ * it as it is: every page's fast_cap is 0 there, so every free fails over to check.c.
+ */
+#include "internal.h"
+
+/* A pointer into a live segment that is not a block we can free: report what it is.
+ * The header and the page descriptor are validated first (segment.c), so a stray write
+ * over them is reported as such instead of being taken for the program's bad pointer. */
+void axi_bad_pointer(const char *fn, ax_segment_t *seg, const void *p) {
+  axi_segment_validate(seg);
+  ax_page_t *page = axi_page_of(seg, p);
+  axi_page_validate(seg, page);
+  if (seg->kind == AX_KIND_HUGE && !page->in_use && (uintptr_t)p == page->area)
+    axi_fatal("axmalloc: %s(): double free %p\n", fn, p); /* still cached, not yet reused */
+  axi_invalid_free(fn, p);
+}
+
+/* The header of p, whose own segment-map slot is empty: a huge block aligned to a segment
+ * or more has its header in the slot before (huge.c). Aborts when p is not ours. */
+ax_segment_t *axi_header_off_map(const char *fn, const void *p) {
+  ax_segment_t *seg = axi_huge_aligned_header(p);
+  if (!seg)
+    axi_invalid_free(fn, p);
+  return seg;
+}
+
+/* free() of a pointer that is not the start of a carved block in a small/medium/large page:
+ * a huge block, a bad pointer, or any block in checked mode (its pages' fast_cap is 0). */
+static AX_NOINLINE void free_irregular(const char *fn, void *p) {
+  if (p == NULL)
+    return;
+  ax_segment_t *seg = axi_segment_of(p);
+  if (!axi_segmap_has((uintptr_t)seg))
+    seg = axi_header_off_map(fn, p);
+  axi_segment_validate(seg);
+  ax_page_t *page = axi_page_of(seg, p);
+  if (axi_checked)
+    return axi_check_free(fn, seg, page, p);
+  if (seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area) {
+    axi_huge_free(seg);
+    return;
+  }
+  axi_bad_pointer(fn, seg, p);
+}
+
+/* Push b on the owner's local_free (b passed the checks). */
+static inline void push_local(ax_page_t *page, ax_block_t *b) {
+  axi_set_link(page, b, page->local_free);
+  page->local_free = b;
+}
+
+/* The block's first word decodes to a link into its segment (or NULL): it may be free
+ * already. Look, then free it as usual. pre: the caller owns the page. */
+static AX_NOINLINE void free_local_suspect(ax_page_t *page, ax_block_t *b) {
+  axi_check_double_free(page, b);
+  push_local(page, b);
+  if (--page->used == 0 || (ax_atomic_load_relaxed(&page->xowner) & AX_OWNER_FULL))
+    axi_free_slow(page, b);
+}
+
+/* The page's owner word is not our thread id: another thread's page (remote free), or our
+ * own in the full list (a local free that brings it back). */
+static AX_NOINLINE void free_other(ax_page_t *page, ax_block_t *b) {
+  if ((ax_atomic_load_relaxed(&page->xowner) & ~AX_OWNER_FULL) != ax_arch_thread_id())
+    return axi_remote_free(axi_segment_of(page), page, b);
+  free_local_suspect(page, b);
+}
+
+/* A free block's link, decoded, is NULL or a block of its page: a first word that decodes
+ * to NULL or into the same segment may be a block that is free already (one xor, which
+ * sets the flags for the NULL test, and a shift). Anything else cannot be on a list. */
+static inline bool looks_free(const ax_page_t *page, const ax_block_t *b) {
+  uintptr_t link = (uintptr_t)axi_link(page, b);
+  return link == 0 || ((link ^ (uintptr_t)b) >> AX_SEGMENT_SHIFT) == 0;
+}
+
+/* The page map names p's page in two loads (NULL: not ours); the block-start test proves
+ * p is a carved block of it; one compare with the owner word proves the page is ours and
+ * not in the full list. Every call below is a tail call, so the fast path saves no
+ * register. */
+static inline void free_block(const char *fn, void *p) {
+  ax_page_t *page = axi_pagemap_get(p);
+  if (ax_unlikely(page == NULL))
+    return free_irregular(fn, p);
+  if (ax_unlikely(!axi_is_block(page, p)))
+    return free_irregular(fn, p);
+  ax_block_t *b = p;
+  AX_TRACK_FREE(b);
+  if (ax_unlikely(ax_atomic_load_relaxed(&page->xowner) != ax_arch_thread_id()))
+    return free_other(page, b);
+  if (ax_unlikely(looks_free(page, b)))
+    return free_local_suspect(page, b);
+  push_local(page, b);
+  if (ax_unlikely(--page->used == 0))
+    return axi_free_slow(page, b);
+}
+
+void ax_free(void *p) { free_block("free", p); }
+
+/* free_sized, sized operator delete: the page map finds the page without the size, so the
+ * size buys nothing; a wrong one is harmless. */
+void ax_free_sized(void *p, size_t size) { free_block("free_sized", p); }
+
+/* ---- remote frees ----------------------------------------------------------------------- */
+
+/* One CAS pushes the block on the page's thread_free list; no lock, no sleep.
+ * Once the CAS has succeeded the owner may collect the block, empty the page and unmap the
+ * segment (trim, thread exit, a cache trim, a refused mapping): nothing after it touches the
+ * segment or the page (t_race_remote stops a thread right there). What the rare case needs
+ * (a page that leaves the full list: tell its heap) is read before the CAS, while the block
+ * we still hold keeps the segment alive. Heaps are never unmapped (heap.c), so the increment
+ * after it is safe even if the owner exits meanwhile: a stale heap gets one needless
+ * revisit, and if the segment was abandoned and reclaimed in that window, its new owner finds
+ * the page at its next revisit, trim or exit instead of at once. The header's cookie is
+ * checked before a heap pointer read from it is used: an overflow from the block before the
+ * segment must not turn the increment into a write anywhere. */
+void axi_remote_free(ax_segment_t *seg, ax_page_t *page, ax_block_t *b) {
+  uintptr_t cookie = seg->cookie;
+  /* relaxed: only the address is used, for an atomic add (heaps are type-stable) */
+  ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
+  uintptr_t tf = ax_atomic_load_relaxed(&page->thread_free);
+  do
+    axi_set_link(page, b, (ax_block_t *)(tf & ~AX_TF_FULL));
+  while (!ax_atomic_cas_release(&page->thread_free, &tf, (uintptr_t)b));
+  AX_HOOK(AX_HOOK_REMOTE_FREE_PUBLISHED, b);
+  if (ax_unlikely(tf & AX_TF_FULL)) { /* we took the page out of "full": tell its heap */
+    if (cookie != ((uintptr_t)seg ^ axi_cookie_key))
+      axi_corrupted(seg);
+    if (heap)
+      ax_atomic_fetch_add_relaxed(&heap->full_pending, 1);
+  }
+}
+
+/* ---- bad frees ---------------------------------------------------------------------- */
+
+void axi_invalid_free(const char *fn, const void *p) {
+  axi_fatal("axmalloc: %s(): invalid pointer %p\n", fn, p);
+}
+
+static bool list_has(const ax_page_t *page, const ax_block_t *list, const ax_block_t *b) {
+  for (uint32_t n = 0; list && n <= page->reserved; n++) {
+    if (list == b)
+      return true;
+    if ((uintptr_t)list - page->area >= axi_page_carved(page))
+      return false; /* corrupted: not ours to follow */
+    list = axi_link(page, list);
+  }
+  return false;
+}
+
+/* b's first word decodes to a link of this page's lists: b may already be free. Look.
+ * pre: the caller owns the page. Returns when b is not on any list. */
+void axi_check_double_free(ax_page_t *page, ax_block_t *b) {
+  const ax_block_t *remote =
+      (const ax_block_t *)(ax_atomic_load_acquire(&page->thread_free) & ~AX_TF_FULL);
+  if (list_has(page, page->free, b) || list_has(page, page->local_free, b) ||
+      list_has(page, remote, b))
+    axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
+}
+
+
+#define AX_ALIAS(target) __attribute__((alias(#target), visibility("default"), used))
+void free(void *p) AX_ALIAS(ax_free);
+void cfree(void *p) AX_ALIAS(ax_free);

@@ -1,0 +1,119 @@
+/* Output without stdio and without allocation: messages, reports, fatal errors.
+ *
+ * Callable from anywhere, a signal handler or a thread with a cancellation pending
+ * included: one buffer on the stack, written with a system call that is not a
+ * cancellation point.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int out_fd = 2;        /* where axi_write goes */
+static int saved_err_fd = -1; /* a private copy of stderr, for the report at exit */
+
+/* Programs such as coreutils close stderr in an atexit handler, before our report: keep a
+ * copy of it (AXMALLOC_STATS=1). */
+void axi_write_keep_stderr(void) {
+  int saved = errno;
+  saved_err_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+  errno = saved;
+}
+
+/* ---- output without stdio ----------------------------------------------------------- */
+
+static char *put_u(char *o, char *end, uint64_t v, unsigned base) {
+  char tmp[24];
+  int n = 0;
+  do {
+    tmp[n++] = "0123456789abcdef"[v % base];
+    v /= base;
+  } while (v);
+  while (n && o < end)
+    *o++ = tmp[--n];
+  return o;
+}
+
+/* write(2) is a cancellation point: with a cancellation pending, a report would stop half
+ * way and the thread would be gone (glibc's tst-malloc-stats-cancellation), and a fatal
+ * error would cancel the thread instead of aborting. glibc's syscall() is not one. */
+static void out_nocancel(const char *buf, size_t n) {
+  int saved = errno;
+  while (n > 0) {
+    long w = syscall(SYS_write, out_fd, buf, n);
+    if (w <= 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      break;
+    buf += w;
+    n -= (size_t)w;
+  }
+  errno = saved;
+}
+
+/* A printf subset: %s %d %zu %llu %p %x. Writes to stderr, not cancellable. */
+static void vwrite(const char *fmt, va_list ap) {
+  char buf[1024], *o = buf, *end = buf + sizeof buf;
+  for (; *fmt && o < end; fmt++) {
+    if (*fmt != '%') {
+      *o++ = *fmt;
+      continue;
+    }
+    fmt++;
+    if (*fmt == 'z' || *fmt == 'l') {
+      while (*fmt == 'z' || *fmt == 'l')
+        fmt++;
+      o = *fmt == 'x' ? put_u(o, end, va_arg(ap, uint64_t), 16) : put_u(o, end, va_arg(ap, uint64_t), 10);
+    } else if (*fmt == 'd') {
+      int v = va_arg(ap, int);
+      if (v < 0 && o < end)
+        *o++ = '-';
+      o = put_u(o, end, v < 0 ? -(uint64_t)v : (uint64_t)v, 10);
+    } else if (*fmt == 'x') {
+      o = put_u(o, end, va_arg(ap, unsigned), 16);
+    } else if (*fmt == 'p') {
+      if (o + 2 <= end) {
+        *o++ = '0';
+        *o++ = 'x';
+      }
+      o = put_u(o, end, (uintptr_t)va_arg(ap, void *), 16);
+    } else if (*fmt == 's') {
+      for (const char *s = va_arg(ap, const char *); *s && o < end; s++)
+        *o++ = *s;
+    } else if (*fmt == '%') {
+      *o++ = '%';
+    } else {
+      break;
+    }
+  }
+  out_nocancel(buf, (size_t)(o - buf));
+}
+
+/* The statistics report at exit goes to stderr, or, when the program has closed it (as
+ * coreutils do in an atexit handler), to the copy taken at init. */
+void axi_write_to_saved_stderr(void) {
+  int saved = errno;
+  if (fcntl(2, F_GETFD) < 0 && saved_err_fd >= 0)
+    out_fd = saved_err_fd;
+  errno = saved;
+}
+
+void axi_write(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vwrite(fmt, ap);
+  va_end(ap);
+}
+
+void axi_fatal(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vwrite(fmt, ap);
+  va_end(ap);
+  abort();
+}
