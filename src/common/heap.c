@@ -143,6 +143,7 @@ void axi_heap_trim(ax_heap_t *heap) {
  * 2-3). post: true when something was unmapped. */
 bool axi_heap_release(ax_heap_t *heap) {
   uint64_t before = ax_atomic_load_relaxed(&axi_stats.munmap_calls);
+  axi_huge_pack_tight();
   for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
     ;
   axi_pages_retire_empty(heap);

@@ -379,6 +379,8 @@ AXI_HIDDEN bool axi_pagemap_set(uintptr_t start, size_t len, ax_page_t *page);
 AXI_HIDDEN ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size, size_t align,
                                            size_t off);
 AXI_HIDDEN void axi_segment_unmap(ax_segment_t *seg);
+AXI_HIDDEN void axi_segment_split_off(ax_segment_t *seg, size_t map_size);
+AXI_HIDDEN void axi_segment_join(ax_segment_t *seg);
 AXI_HIDDEN void axi_segment_hide_meta(ax_segment_t *seg, bool hide);
 AXI_HIDDEN void axi_segment_abandon_all(ax_heap_t *heap);
 AXI_HIDDEN ax_segment_t *axi_segment_adopt(ax_heap_t *heap);
@@ -435,6 +437,7 @@ AXI_HIDDEN void axi_heap_foreach(void (*fn)(ax_heap_t *, void *), void *arg);
 
 /* huge.c */
 AXI_HIDDEN bool axi_huge_possible(size_t size, size_t align);
+AXI_HIDDEN void axi_huge_pack_tight(void);
 AXI_HIDDEN void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero);
 AXI_HIDDEN void axi_huge_free(ax_segment_t *seg);
 AXI_HIDDEN ax_segment_t *axi_huge_aligned_header(const void *p);

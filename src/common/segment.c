@@ -180,6 +180,27 @@ static bool pagemap_register(ax_segment_t *seg) {
   return true;
 }
 
+/* A segment-aligned part of a mapping already counted becomes a segment of its own: the
+ * tail split off a cached huge mapping (huge.c). pre: its first AX_HUGE_OFFSET bytes are
+ * ours to write. */
+void axi_segment_split_off(ax_segment_t *seg, size_t map_size) {
+  memset(seg, 0, AX_HUGE_OFFSET);
+  seg->kind = AX_KIND_HUGE;
+  axi_segment_hide_meta(seg, true);
+  seg->map_size = map_size;
+  seg->cookie = (uintptr_t)seg ^ axi_cookie_key;
+  ax_atomic_fetch_add_relaxed(&axi_stats.segments_live, 1);
+  axi_segmap_set(seg, true);
+}
+
+/* The inverse: seg's mapping joins the one right before it, which grows over it (the
+ * caller's). seg is no segment from here on. */
+void axi_segment_join(ax_segment_t *seg) {
+  axi_segmap_set(seg, false);
+  axi_segment_hide_meta(seg, false);
+  ax_atomic_fetch_add_relaxed(&axi_stats.segments_live, (uintptr_t)-1);
+}
+
 /* The segment map and the page map forget seg before its memory goes back to the OS: from
  * then on another thread may map a segment there (t_race_remap). Huge mappings are not in
  * the page map (free() finds them through the segment map, off the fast path). */
