@@ -87,17 +87,18 @@ void axi_page_validate(const ax_segment_t *seg, const ax_page_t *page) {
     return; /* nothing to check in a free page; a huge block's page has no class */
   unsigned c = page->cls;
   if (c < 1 || c >= AX_CLASSES || page->block_size != axi_class_size(c) ||
-      page->area != page_start(seg, i) || page->fast_cap != (axi_checked ? 0 : page->capacity) ||
+      page->area != page_start(seg, i) ||
       (uint64_t)(page->div_inv * (page->block_size >> page->div_shift)) != 1 ||
       (page->block_size >> page->div_shift << page->div_shift) != page->block_size ||
       !((page->block_size >> page->div_shift) & 1) ||
       page->area + (uint64_t)page->reserved * page->block_size > page_end(seg, i) ||
       page->capacity > page->reserved)
     axi_corrupted(page);
-  /* used and capacity move together only in the owner's eyes: another thread (a remote
-   * free) may read a new used with an old capacity (found under qemu, checked mode) */
+  /* used, capacity and fast_cap move together only in the owner's eyes: another thread (a
+   * remote free) may read a new one with an old other (found under qemu, checked mode) */
   if (ax_atomic_load_relaxed(&seg->owner) == ax_arch_thread_id() &&
-      axi_page_live(page) > page->capacity)
+      (axi_page_live(page) > page->capacity ||
+       page->fast_cap != (axi_checked ? 0 : page->capacity)))
     axi_corrupted(page);
 }
 
