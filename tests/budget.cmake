@@ -1,5 +1,5 @@
 # Instruction budgets (issue 4 item 4): callgrind counts of axmalloc's hot operations must
-# stay within 10% of bench/callgrind/budget.txt (written from a Release build by
+# stay within 5% of bench/callgrind/budget.txt (written from a Release build by
 # `bash bench/callgrind/budget.sh --write build`). Native Release builds with valgrind only:
 # other build types compile different code, so their counts say nothing about the budget.
 if(NOT CMAKE_CROSSCOMPILING)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t_budget.sh LIBAXMALLOC [BUDGET_FILE] -- instruction budgets (issue 4 item 4): counts the
 # instructions of axmalloc's hot operations under callgrind (bench/callgrind/budget.sh) and
-# fails when any exceeds bench/callgrind/budget.txt (or BUDGET_FILE) by more than 10%.
+# fails when any exceeds bench/callgrind/budget.txt (or BUDGET_FILE) by more than 5%.
 # Prints the table either way. After an intended change of a fast path, rewrite the budget
 # with: bash bench/callgrind/budget.sh --write build
 set -euo pipefail

@@ -6,21 +6,21 @@
 #   bash bench/callgrind/budget.sh --write [BUILD_DIR]     axmalloc only; rewrite budget.txt
 #   bash bench/callgrind/budget.sh --check LIB [BUDGET]    axmalloc (LIB) only; exit 1 when an
 #                                                          operation exceeds BUDGET (default:
-#                                                          budget.txt here) by more than 10%
+#                                                          budget.txt here) by more than 5%
 #
 # Every operation is counted as (Ir(run B) - Ir(run A)) / units, where runs A and B differ only
 # in the number of operations (see ops.c), so start-up, thread creation and exit cancel out.
 # The loop's own few instructions (call, volatile store, counter) remain in every column.
 #
 # Environment: AX_BUDGET_N (operations per run A, default 20000; run B does twice as many),
-# AX_BUDGET_TOLERANCE (percent, default 10), CC (default cc), AX_BUDGET_JOBS (parallel
+# AX_BUDGET_TOLERANCE (percent, default 5), CC (default cc), AX_BUDGET_JOBS (parallel
 # valgrind runs, default nproc).
 set -euo pipefail
 export LC_ALL=C
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 N=${AX_BUDGET_N:-20000}
-TOL=${AX_BUDGET_TOLERANCE:-10}
+TOL=${AX_BUDGET_TOLERANCE:-5}
 JOBS=${AX_BUDGET_JOBS:-$(nproc)}
 MODE=table BUDGET=$HERE/budget.txt BUILD=build LIB=
 case "${1:-}" in
@@ -70,6 +70,10 @@ OPS=(
   "pair_64|malloc+free 64 B (warm page)|pair $N 64|pair $N2 64|$N"
   "pair_256|malloc+free 256 B (warm page)|pair $N 256|pair $N2 256|$N"
   "pair_1024|malloc+free 1024 B (warm page)|pair $N 1024|pair $N2 1024|$N"
+  "empty_16|malloc+free 16 B (each free empties the page)|empty $N 16|empty $N2 16|$N"
+  "empty_64|malloc+free 64 B (each free empties the page)|empty $N 64|empty $N2 64|$N"
+  "empty_256|malloc+free 256 B (each free empties the page)|empty $N 256|empty $N2 256|$N"
+  "empty_1024|malloc+free 1024 B (each free empties the page)|empty $N 1024|empty $N2 1024|$N"
   "calloc_256|calloc+free 256 B (recycled)|calloc $N 256|calloc $N2 256|$N"
   "calloc_65536|calloc+free 64 KiB (recycled)|calloc $NC 65536|calloc $((2 * NC)) 65536|$NC"
   "realloc_grow16|realloc +16 B, same class (976..1024 B)|grow16 $N 3|grow16 $N 6|$((3 * N))"
@@ -150,7 +154,7 @@ if [[ $MODE = write ]]; then
   {
     echo "# Instruction budgets of axmalloc: callgrind instructions per operation, written by"
     echo "# 'bash bench/callgrind/budget.sh --write' ($(${CC:-cc} --version | head -n 1), $(uname -m))."
-    echo "# t_budget fails when an operation exceeds its number here by more than 10%."
+    echo "# t_budget fails when an operation exceeds its number here by more than ${TOL}%."
     cat "$TMP/budget.new"
   } >"$HERE/budget.txt"
   echo; echo "budget: wrote $HERE/budget.txt" >&2

@@ -4,6 +4,8 @@
  *
  *   pair <n> <size>      n x { p = malloc(size); free(p) }, one more block of the same size
  *                        live throughout (warm page: the steady state of a real program)
+ *   empty <n> <size>     the same with no other block: every free empties the page (a
+ *                        malloc/free loop in isolation)
  *   calloc <n> <size>    n x { p = calloc(1, size); free(p) }, one block live throughout, so
  *                        every calloc after the first gets recycled memory that must be zeroed
  *   grow16 <n> <steps>   n blocks, each: p = malloc(928), then `steps` x p = realloc(p, +16 B),
@@ -40,17 +42,17 @@ static void *consumer(void *arg) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: ops pair|calloc|grow16|double|remote <n> <arg>\n");
+    fprintf(stderr, "usage: ops pair|empty|calloc|grow16|double|remote <n> <arg>\n");
     return 2;
   }
   const char *op = argv[1];
   long n = strtol(argv[2], NULL, 0);
   long arg = strtol(argv[3], NULL, 0);
 
-  if (!strcmp(op, "pair") || !strcmp(op, "calloc")) {
+  if (!strcmp(op, "pair") || !strcmp(op, "calloc") || !strcmp(op, "empty")) {
     int zero = op[0] == 'c';
     size_t size = (size_t)arg;
-    void *held = zero ? calloc(1, size) : malloc(size);
+    void *held = op[0] == 'e' ? NULL : zero ? calloc(1, size) : malloc(size);
     for (long i = 0; i < n; i++) {
       char *p = zero ? calloc(1, size) : malloc(size);
       sink = p;
