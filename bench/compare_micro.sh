@@ -6,7 +6,8 @@
 #
 #   bash bench/compare_micro.sh [BUILD_DIR] [REPS]        (defaults: build 3)
 #
-# Environment: ALLOCATORS (as compare_workloads.sh: default glibc and axmalloc; "all" adds
+# Environment: AX_EXTRA_PEERS ("name=/path/lib.so ...", added by ALLOCATORS=all);
+# ALLOCATORS (as compare_workloads.sh: default glibc and axmalloc; "all" adds
 # the peers installed), BM_FILTER (a --benchmark_filter regex), BM_MIN_TIME (seconds per
 # benchmark, default 0.05). Writes BUILD_DIR/results/micro.{md,json} and micro_threads.png.
 # bm_st also runs under axmalloc with AXMALLOC_FORCE_MT=1 (column axmalloc-forcemt): the
@@ -30,6 +31,7 @@ if [[ ${ALLOCATORS:-} == all ]]; then
   for p in jemalloc tcmalloc mimalloc tbbmalloc; do
     [[ -e ${PEERS[$p]} ]] && names+=("$p") libs+=("${PEERS[$p]}")
   done
+  for x in ${AX_EXTRA_PEERS:-}; do names+=("${x%%=*}") libs+=("${x#*=}"); done
 elif [[ -n ${ALLOCATORS:-} ]]; then
   names=() libs=()
   for a in $ALLOCATORS; do

@@ -12,7 +12,10 @@
 #               path means no preload, the path "static" means run <workload>_static,
 #               which has axmalloc linked in), or one of the words
 #                 default  = "glibc= axmalloc=BUILD_DIR/libaxmalloc.so"
-#                 all      = default plus every peer installed on this machine
+#                 all      = default plus every peer installed on this machine, plus
+#                            the AX_EXTRA_PEERS
+#   AX_EXTRA_PEERS  space-separated "name=/path/to/lib.so" of allocators Debian does not
+#               package (snmalloc, mimalloc 3, rpmalloc built elsewhere), added by "all"
 #                 jemalloc | tcmalloc | mimalloc | tbbmalloc | axmalloc-static
 #               Default: "default". The first allocator is the reference: its
 #               checksums are the expected ones and ratios are reference/other.
@@ -73,7 +76,8 @@ for tok in ${ALLOCATORS:-default}; do
       for p in "${PEER_ORDER[@]}"; do
         if [[ -e ${PEER[$p]} ]]; then add_alloc "$p" "${PEER[$p]}"
         else echo "compare_workloads: $p not installed (${PEER[$p]}), skipped" >&2; fi
-      done ;;
+      done
+      for x in ${AX_EXTRA_PEERS:-}; do add_alloc "${x%%=*}" "${x#*=}"; done ;;
     glibc) add_alloc glibc "" ;;
     axmalloc) add_alloc axmalloc "$BUILD_DIR/libaxmalloc.so" ;;
     axmalloc-static) add_alloc axmalloc-static static ;;

@@ -11,7 +11,11 @@
 #   RUNS=5 MICRO_REPS=3 bash scripts/bench.sh
 #
 # Environment: AX_SKIP_DEPS=1 skips scripts/deps.sh; JOBS (default 2) build parallelism;
-# AX_CMAKE_ARGS extra cmake configure arguments; ALLOCATORS as in compare_workloads.sh.
+# AX_CMAKE_ARGS extra cmake configure arguments; ALLOCATORS as in compare_workloads.sh;
+# AX_EXTRA_PEERS="name=/path/lib.so ..." adds allocators Debian does not package (snmalloc,
+# mimalloc 3, rpmalloc built from their sources wherever they are) to every comparison:
+#   AX_EXTRA_PEERS="mimalloc3=/opt/mi3/libmimalloc.so snmalloc=/opt/sn/libsnmallocshim.so" \
+#     bash scripts/bench.sh
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -53,6 +57,7 @@ ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed"; 
   echo "- glibc $(ldd --version | head -1 | awk '{print $NF}'); jemalloc $(ver libjemalloc2);" \
     "tcmalloc $(ver libtcmalloc-minimal4); mimalloc $(ver libmimalloc2.0); tbbmalloc $(ver libtbbmalloc2)"
   echo "- axmalloc $(git -C "$ROOT" describe --always --dirty 2>/dev/null)"
+  for x in ${AX_EXTRA_PEERS:-}; do echo "- extra peer ${x%%=*}: ${x#*=}"; done
   echo
   echo "## Workloads (wall time, median of $RUNS interleaved runs)"
   echo

@@ -14,7 +14,8 @@
 #
 # Environment: AX_BUDGET_N (operations per run A, default 20000; run B does twice as many),
 # AX_BUDGET_TOLERANCE (percent, default 5), CC (default cc), AX_BUDGET_JOBS (parallel
-# valgrind runs, default nproc).
+# valgrind runs, default nproc), AX_EXTRA_PEERS ("name=/path/lib.so ...": more columns in the
+# table, allocators Debian does not package).
 set -euo pipefail
 export LC_ALL=C
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -49,13 +50,14 @@ if [[ $MODE = table ]]; then
   LIBDIR=/usr/lib/$(${CC:-cc} -dumpmachine)
   NAMES=(glibc axmalloc) LIBS=("" "$LIB")
   for peer in mimalloc=libmimalloc.so.2 jemalloc=libjemalloc.so.2 \
-              tcmalloc=libtcmalloc_minimal.so.4 tbbmalloc=libtbbmalloc_proxy.so.2; do
-    name=${peer%%=*} so=$LIBDIR/${peer#*=}
+              tcmalloc=libtcmalloc_minimal.so.4 tbbmalloc=libtbbmalloc_proxy.so.2 ${AX_EXTRA_PEERS:-}; do
+    name=${peer%%=*} so=${peer#*=}
+    [[ $so = /* ]] || so=$LIBDIR/$so
     if [[ ! -e $so ]]; then NOTES+=("$name: not installed ($so), skipped"); continue; fi
     # A peer must load and work under valgrind: run the pair once and look for its symbols.
     out=$(LD_PRELOAD=$so valgrind --tool=callgrind --callgrind-out-file="$TMP/probe.out" \
             "$BIN" pair 10 64 2>&1) || { NOTES+=("$name: fails under valgrind, skipped: $(tail -n 1 <<<"$out")"); continue; }
-    if ! callgrind_annotate --threshold=100 "$TMP/probe.out" 2>/dev/null | grep -c "lib$name" >/dev/null; then
+    if ! callgrind_annotate --threshold=100 "$TMP/probe.out" 2>/dev/null | grep -c "$(basename "$so")" >/dev/null; then
       NOTES+=("$name: its malloc is not called under valgrind ($so), skipped"); continue
     fi
     NAMES+=("$name") LIBS+=("$so")

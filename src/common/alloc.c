@@ -16,19 +16,24 @@
 /* ---- malloc ------------------------------------------------------------------------- */
 
 /* The malloc slow path: first call of a thread, sizes above 1 KiB, empty free lists; every
- * malloc in checked mode (the direct table then holds only the empty page). Its heap is
- * read again, not passed: the fast path keeps size where the call left it.
+ * malloc in checked mode (the direct table then holds only the empty page). Sizes up to
+ * 1 MiB first look at their class's current page, which has a block most of the time, or
+ * has the blocks freed since the last refill waiting on local_free. Its
+ * heap is read again, not passed: the fast path keeps size where the call left it.
  * post: a block of at least size bytes (zeroed if zero), or NULL with errno = ENOMEM. */
 static AX_NOINLINE void *malloc_slow(size_t size, bool zero) {
   ax_heap_t *heap = axi_tls_heap;
+  void *p;
+  if (ax_likely(size <= AX_LARGE_MAX) && (p = axi_page_malloc_current(heap, size, zero)))
+    return p;
   if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_heap_init_thread())) {
     errno = ENOMEM;
     return NULL;
   }
   if (ax_unlikely(axi_checked))
     return axi_check_malloc(heap, size, 16, zero);
-  void *p = size > AX_LARGE_MAX ? axi_heap_huge_alloc(heap, size, 16, zero)
-                                : axi_heap_page_malloc(heap, size, zero);
+  p = size > AX_LARGE_MAX ? axi_heap_huge_alloc(heap, size, 16, zero)
+                          : axi_heap_page_malloc(heap, size, zero);
   if (!p)
     errno = ENOMEM;
   return p;

@@ -12,7 +12,8 @@
 #include "internal.h"
 
 ax_page_t axi_page_empty; /* free == NULL: the fast path always falls through */
-ax_heap_t axi_heap_empty = {.direct = {[0 ... AX_DIRECT_N - 1] = &axi_page_empty}};
+ax_heap_t axi_heap_empty = {.direct = {[0 ... AX_DIRECT_N - 1] = &axi_page_empty},
+                             .current = {[0 ... AX_CLASSES - 1] = &axi_page_empty}};
 __thread ax_heap_t *axi_tls_heap __attribute__((tls_model("initial-exec"))) = &axi_heap_empty;
 
 /* ---- the heap pool ------------------------------------------------------------------ */
@@ -203,6 +204,8 @@ ax_heap_t *axi_heap_init_thread(void) {
   memset(heap, 0, sizeof *heap);
   for (unsigned i = 0; i < AX_DIRECT_N; i++)
     heap->direct[i] = &axi_page_empty;
+  for (unsigned c = 0; c < AX_CLASSES; c++)
+    heap->current[c] = &axi_page_empty;
   heap->tid = ax_arch_thread_id();
   __atomic_store_n(&heap->active, 1, __ATOMIC_RELAXED);
   ax_atomic_fetch_add_relaxed(&axi_stats.heaps_live, 1);

@@ -205,6 +205,9 @@ typedef struct ax_heap {
   ax_page_t *direct[AX_DIRECT_N]; /* size n -> page of its class (or the empty page) */
   ax_pageq_t queue[AX_CLASSES];   /* pages with (probably) free blocks, per class */
   ax_page_t *pinned[AX_CLASSES];  /* the pinned current page of each class (page.c) */
+  /* class -> its current page, or the empty page (none yet, checked mode): malloc's path
+   * for sizes above the direct table's */
+  ax_page_t *current[AX_CLASSES];
   ax_pageq_t full;                /* pages found full; revisited when remote frees land */
   size_t full_count;
   uintptr_t tid;
@@ -406,6 +409,7 @@ AXI_HIDDEN void axi_segment_fork_release(void);
 
 /* page.c */
 AXI_HIDDEN void *axi_page_malloc(ax_heap_t *heap, size_t size, bool zero);
+AXI_HIDDEN void *axi_page_malloc_current(ax_heap_t *heap, size_t size, bool zero);
 AXI_HIDDEN bool axi_page_reclaim(ax_heap_t *heap);
 AXI_HIDDEN void axi_pages_retire_empty(ax_heap_t *heap);
 AXI_HIDDEN void axi_free_slow(ax_page_t *page, ax_block_t *b);

@@ -37,11 +37,12 @@ static void current_update(ax_heap_t *heap, unsigned c) {
       heap->pinned[c] = NULL;
     }
   }
+  /* checked mode: malloc always takes the slow path, which hands out through check.c */
+  ax_page_t *pg = first && !axi_checked ? first : &axi_page_empty;
+  heap->current[c] = pg;
   size_t hi = axi_class_size(c);
   if (hi > AX_DIRECT_MAX)
     return;
-  /* checked mode: malloc always takes the slow path, which hands out through check.c */
-  ax_page_t *pg = first && !axi_checked ? first : &axi_page_empty;
   size_t lo = c == 1 ? 0 : axi_class_size(c - 1) + 1;
   for (size_t i = lo; i <= hi; i++)
     heap->direct[i] = pg;
@@ -421,12 +422,15 @@ ax_block_t *axi_page_pop(ax_page_t *page) {
  * program freed since the last refill wait on local_free. Take them, without the general
  * search (a malloc+free loop of 1 KiB blocks refills every 4 pairs: 180 instructions per
  * refill through find_page, 20 here). A page with remote frees waiting takes the general
- * way, and so does one with every block back that spans more than 4 KiB: it restarts in
- * address order (axi_page_collect). Within one carve (4 KiB) order costs nothing, and a
- * malloc/free loop with one live block finds its page empty at every refill.
+ * way, and so does one with every block back that spans more than 4 KiB in more than 8
+ * blocks: it restarts in address order (axi_page_collect). Within one carve (4 KiB), or
+ * among a few big blocks, order costs nothing, and a malloc/free loop with one live block
+ * finds its page empty at every refill (wl_oneblock: with every empty page re-carved, a
+ * 64 KiB malloc/free pair cost 75 instructions more).
  * post: true when page->free has blocks again. */
 static bool refill_local(ax_heap_t *heap, ax_page_t *page) {
-  if (!page->local_free || (axi_page_live(page) == 0 && axi_page_carved(page) > 4096) ||
+  if (!page->local_free ||
+      (axi_page_live(page) == 0 && axi_page_carved(page) > 4096 && page->capacity > 8) ||
       (!axi_remote_frees_impossible() && ax_atomic_load_relaxed(&page->thread_free)))
     return false;
   heap->stats.class_mallocs[page->cls] += page->refill; /* the whole list went out */
@@ -437,7 +441,8 @@ static bool refill_local(ax_heap_t *heap, ax_page_t *page) {
   return true;
 }
 
-/* Hand out page's first free block, zeroed if asked (size bytes of it). */
+/* Hand out page's first free block, zeroed if asked (size bytes of it).
+ * pre: page->free != NULL. */
 static void *hand_out(ax_page_t *page, size_t size, bool zero) {
   ax_block_t *b = axi_page_pop(page);
   AX_TRACK_MALLOC(b, page->block_size, zero && page->is_zero);
@@ -446,12 +451,22 @@ static void *hand_out(ax_page_t *page, size_t size, bool zero) {
   return b;
 }
 
+/* The common case of malloc's slow path: a block from the current page of size's class,
+ * which has one, or the blocks freed since the last refill (refill_local). pre: size <=
+ * AX_LARGE_MAX. post: the block (zeroed if zero), or NULL: take the general way. */
+void *axi_page_malloc_current(ax_heap_t *heap, size_t size, bool zero) {
+  ax_page_t *page = size <= AX_DIRECT_MAX ? heap->direct[size] : heap->current[axi_class_of(size)];
+  if (ax_likely(page->free != NULL) || refill_local(heap, page))
+    return hand_out(page, size, zero);
+  return NULL;
+}
+
 /* post: a block of at least size (<= AX_LARGE_MAX) bytes from heap's pages, zeroed if
  * zero; NULL when no page could be had (the OS refused a mapping: the caller decides what
  * to release, heap.c). */
 void *axi_page_malloc(ax_heap_t *heap, size_t size, bool zero) {
-  ax_page_t *page = size <= AX_DIRECT_MAX ? heap->direct[size] : NULL;
-  if (!page || !refill_local(heap, page)) {
+  ax_page_t *page = heap->current[axi_class_of(size)];
+  if (!refill_local(heap, page)) {
     page = axi_page_with_free(heap, axi_class_of(size));
     if (!page)
       return NULL;
