@@ -21,8 +21,9 @@ extern "C" {
 /* The malloc family under prefixed names; same contracts as glibc's. */
 void *ax_malloc(size_t size);
 void ax_free(void *p);
-/* free(p) with the size it was allocated with (C23 free_sized, C++ sized delete): the
- * size lets free skip a load; a wrong size is still caught, at the cost of plain free. */
+/* free(p) with the size it was allocated with (C23 free_sized, C++ sized delete): the same
+ * as ax_free (the page map finds the block's page without the size); the size is not
+ * trusted. */
 void ax_free_sized(void *p, size_t size);
 void *ax_calloc(size_t n, size_t size);
 void *ax_realloc(void *p, size_t size);
