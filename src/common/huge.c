@@ -44,7 +44,7 @@ static ax_segment_t *huge_move(ax_segment_t *seg, size_t old, size_t need) {
   }
   AX_HOOK(AX_HOOK_HUGE_MOVED, seg);
   AX_TRACK_SHOW_META(seg, AX_HUGE_OFFSET); /* unmapped by the move */
-  axi_segment_hide_meta(target, true);
+  AX_TRACK_HIDE_META(target, AX_HUGE_OFFSET); /* (its kind is the moved header's) */
   target->cookie = (uintptr_t)target ^ axi_cookie_key;
   axi_segmap_set(target, true);
   return target;

@@ -185,9 +185,9 @@ static bool pagemap_register(ax_segment_t *seg) {
  * tail split off a cached huge mapping (huge.c). pre: its first AX_HUGE_OFFSET bytes are
  * ours to write. */
 void axi_segment_split_off(ax_segment_t *seg, size_t map_size) {
+  AX_TRACK_HIDE_META(seg, AX_HUGE_OFFSET); /* first: memcheck saw this memory freed */
   memset(seg, 0, AX_HUGE_OFFSET);
   seg->kind = AX_KIND_HUGE;
-  axi_segment_hide_meta(seg, true);
   seg->map_size = map_size;
   seg->cookie = (uintptr_t)seg ^ axi_cookie_key;
   ax_atomic_fetch_add_relaxed(&axi_stats.segments_live, 1);
@@ -199,6 +199,7 @@ void axi_segment_split_off(ax_segment_t *seg, size_t map_size) {
 void axi_segment_join(ax_segment_t *seg) {
   axi_segmap_set(seg, false);
   axi_segment_hide_meta(seg, false);
+  AX_TRACK_NOACCESS(seg, AX_HUGE_OFFSET); /* free memory of the mapping it joins */
   ax_atomic_fetch_add_relaxed(&axi_stats.segments_live, (uintptr_t)-1);
 }
 
