@@ -12,9 +12,10 @@
 /* A word unique to the calling thread while it lives: the TCB self pointer at %fs:0.
  * pre: none (valid before TLS init, in signal handlers). post: never 0. */
 static inline uintptr_t ax_arch_thread_id(void) {
-  /* GCC's %fs address space: the compiler sees a load from %fs:0 and can fold it into the
-   * compare that uses it (free's owner test: one instruction instead of two) */
-  return *(const uintptr_t __seg_fs *)0;
+  /* the compiler sees a load from %fs:0 and folds it into the compare that uses it (free's
+   * owner test: one instruction instead of two). Not a __seg_fs load of address 0: UBSan
+   * takes that for a null dereference, and its report deadlocked inside our first malloc */
+  return (uintptr_t)__builtin_thread_pointer();
 }
 
 /* Spin-wait hint. */
