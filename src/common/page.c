@@ -17,9 +17,11 @@
 /* The first page of class c's queue is the class's current page: malloc's fast path finds
  * it in heap->direct, and it is pinned (used + 1, see ax_page_t), so that a free that
  * empties it stays on the fast path instead of leaving it to retire (a malloc/free loop
- * with one block live: 113 instructions per pair when each free took the slow path). Large
- * pages are not pinned: kept for good, one pinned its dirty 128 KiB - 1 MiB blocks
- * (wl_bitset); they retire after the purge delay like any other empty page.
+ * with one block live: 113 instructions per pair when each free took the slow path). A
+ * pinned large page (one per segment, blocks of 128 KiB - 1 MiB) that stays empty for the
+ * purge delay is retired all the same (retire_pinned_large): kept for good, one pinned its
+ * dirty blocks (wl_bitset); not pinned, a 256 KiB malloc/free loop paid a clock read and
+ * the page's retirement bookkeeping on every free (300 instructions per pair).
  * Call whenever the queue's first page may have changed. A page unpinned here has other
  * blocks live, or its caller is about to retire it. */
 static void current_update(ax_heap_t *heap, unsigned c) {
@@ -29,10 +31,13 @@ static void current_update(ax_heap_t *heap, unsigned c) {
       old->pinned = 0;
       old->used--;
     }
-    if (first && axi_class_kind(c) != AX_KIND_LARGE) {
+    if (first) {
       first->pinned = 1;
       first->used++;
+      first->retired_ms = 0; /* (large pages: empty since, see retire_pinned_large) */
       heap->pinned[c] = first;
+      if (axi_class_kind(c) == AX_KIND_LARGE && !heap->next_retire_ms)
+        heap->next_retire_ms = axi_now_ms() + axi_options.purge_delay_ms;
     } else {
       heap->pinned[c] = NULL;
     }
@@ -311,12 +316,40 @@ static void retire_empty(ax_heap_t *heap, uint64_t now, bool force) {
   heap->next_retire_ms = next;
 }
 
+/* The pinned page of each large class, seen empty at a tick, is stamped; seen empty again
+ * a purge delay later, it is retired. post: when the next tick should look (0: never). */
+static uint64_t retire_pinned_large(ax_heap_t *heap, uint64_t now) {
+  uint64_t next = 0;
+  for (unsigned c = axi_class_of(AX_MEDIUM_MAX + 1); c < AX_CLASSES; c++) {
+    ax_page_t *page = heap->pinned[c];
+    if (!page)
+      continue;
+    if (axi_page_live(page) != 0) {
+      page->retired_ms = 0;
+    } else if (!page->retired_ms) {
+      page->retired_ms = now;
+    } else if (now - page->retired_ms >= axi_options.purge_delay_ms) {
+      queue_remove(heap, page); /* unpins it */
+      axi_page_count_mallocs(heap, page);
+      axi_segment_page_retire(heap, page);
+      continue;
+    }
+    uint64_t due = now + axi_options.purge_delay_ms;
+    next = !next || due < next ? due : next;
+  }
+  return next;
+}
+
 static void purge_tick(ax_heap_t *heap) {
   if (!heap->next_purge_ms && !heap->next_retire_ms)
     return;
   uint64_t now = axi_now_ms();
-  if (heap->next_retire_ms && now >= heap->next_retire_ms)
+  if (heap->next_retire_ms && now >= heap->next_retire_ms) {
     retire_empty(heap, now, false);
+    uint64_t large = retire_pinned_large(heap, now);
+    if (large && (!heap->next_retire_ms || large < heap->next_retire_ms))
+      heap->next_retire_ms = large;
+  }
   if (heap->next_purge_ms && now >= heap->next_purge_ms) {
     axi_segment_purge(heap, false);
     axi_segment_cache_trim(AX_TRIM_DUE);
@@ -509,8 +542,15 @@ void axi_free_slow(ax_page_t *page, ax_block_t *b) {
 /* Retire every page of heap that is empty once remote frees are collected, pages in the
  * full list included (O(pages + remote frees), not O(blocks) like trim), so that segments
  * can empty into the cache. The current page of a small or medium class stays (it is
- * pinned): the next malloc of that size would map it again (axi_heap_release). */
+ * pinned): the next malloc of that size would map it again (axi_heap_release); a large
+ * class's goes too, when empty: it holds a segment (t_oom_cxx: 6 of 125 blocks of 2 MiB). */
 void axi_pages_retire_empty(ax_heap_t *heap) {
+  for (unsigned c = axi_class_of(AX_MEDIUM_MAX + 1); c < AX_CLASSES; c++)
+    if (heap->pinned[c]) { /* a large page is a whole segment: worth more than the next call */
+      heap->pinned[c]->pinned = 0;
+      heap->pinned[c]->used--;
+      heap->pinned[c] = NULL;
+    }
   while (heap->full.first)
     page_unfull(heap, heap->full.first);
   for (unsigned c = 1; c < AX_CLASSES; c++) {
