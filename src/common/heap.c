@@ -7,6 +7,7 @@
  * abandons its segments that still hold live blocks and returns the heap to the pool.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "internal.h"
@@ -201,7 +202,8 @@ ax_heap_t *axi_heap_init_thread(void) {
   ax_heap_t *heap = heap_alloc();
   if (!heap)
     return NULL;
-  memset(heap, 0, sizeof *heap);
+  memset(heap, 0, offsetof(ax_heap_t, full_pending)); /* (not what other threads touch) */
+  ax_atomic_store_relaxed(&heap->full_pending, 0);
   for (unsigned i = 0; i < AX_DIRECT_N; i++)
     heap->direct[i] = &axi_page_empty;
   for (unsigned c = 0; c < AX_CLASSES; c++)

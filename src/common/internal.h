@@ -211,15 +211,18 @@ typedef struct ax_heap {
   ax_pageq_t full;                /* pages found full; revisited when remote frees land */
   size_t full_count;
   uintptr_t tid;
-  ax_atomic_word full_pending; /* remote frees into full pages since the last revisit */
   ax_segq_t segs[AX_KINDS];    /* segments with free pages, per kind (huge: unused) */
   ax_segq_t segs_full;         /* segments without free pages */
   uint64_t next_purge_ms;      /* 0: nothing waits for a purge */
   uint64_t empty_classes;      /* classes whose queue holds empty pages waiting to retire */
   uint64_t next_retire_ms;     /* 0: no empty page waits */
   struct ax_heap *pool_next;
-  int active;
   ax_heap_stats_t stats;
+  /* Read and written by other threads, at any time: heaps are type-stable, and a remote free
+   * may add to a heap that its owner left and a new thread is taking over (init does not
+   * memset these). */
+  ax_atomic_word full_pending; /* remote frees into full pages since the last revisit */
+  int active;                  /* axi_heap_foreach skips heaps not in use */
 } ax_heap_t;
 
 /* ---- globals --------------------------------------------------------------------- */
