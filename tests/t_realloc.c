@@ -202,6 +202,71 @@ static void test_huge_growth(void) {
   free(other);
 }
 
+/* A block that outgrows its class moves with room to spare (at least 1.5 times its old
+ * class), so growing it byte by byte copies it a few times, not once per class; a step
+ * that asks for more than that gets what it asks for. */
+static void test_growth_slack(void) {
+  unsigned c = 1;
+  while (ax_class_size(c) < 5000)
+    c++;
+  size_t old = ax_class_size(c);
+  char *p = malloc(old);
+  CHECK(p != NULL && malloc_usable_size(p) == old);
+  pat_fill(p, 0, old, 31);
+  p = resize(p, old, old + 1, 31);
+  CHECKF(malloc_usable_size(p) >= old + old / 2, "%zu -> %zu: usable %zu, want >= %zu", old,
+         old + 1, malloc_usable_size(p), old + old / 2);
+  size_t mid = malloc_usable_size(p);
+  p = resize(p, old + 1, 4 * mid, 31);
+  unsigned d = 1;
+  while (ax_class_size(d) < 4 * mid)
+    d++;
+  CHECKF(malloc_usable_size(p) == ax_class_size(d), "-> %zu: usable %zu, class %zu", 4 * mid,
+         malloc_usable_size(p), ax_class_size(d));
+  free(p);
+
+  /* byte-sized steps from 64 B to 64 KiB: far fewer moves than classes crossed */
+  p = malloc(64);
+  CHECK(p != NULL);
+  pat_fill(p, 0, 64, 32);
+  unsigned moves = 0;
+  for (size_t n = 65; n <= 65536; n += 61) {
+    char *before = p;
+    p = resize(p, n - 61, n, 32);
+    moves += p != before;
+  }
+  unsigned classes = 0;
+  for (unsigned k = 1; k < AX_NUM_CLASSES; k++)
+    classes += ax_class_size(k) > 64 && ax_class_size(k) <= 65536;
+  CHECKF(moves * 2 <= classes, "64 B -> 64 KiB: %u moves over %u classes", moves, classes);
+  free(p);
+}
+
+/* A huge block that took the head of a cached mapping grows over the cached rest in place:
+ * no mremap, the same address, its contents kept. */
+static void test_huge_grow_over_cached(void) {
+  char *big = malloc(64 * MIB);
+  CHECK(big != NULL);
+  memset(big, 1, 64 * MIB);
+  free(big); /* cached */
+  ax_stats_get(&s0);
+  char *q = malloc(8 * MIB); /* the head of the cached mapping; the rest cached again */
+  ax_stats_get(&s1);
+  CHECKF(s1.huge_cache_hits == s0.huge_cache_hits + 1, "8 MiB after a cached 64 MiB: %llu hits",
+         (unsigned long long)(s1.huge_cache_hits - s0.huge_cache_hits));
+  pat_fill(q, 0, 8 * MIB, 33);
+  char *r = resize(q, 8 * MIB, 32 * MIB + 100, 33);
+  ax_stats_get(&s0);
+  CHECKF(r == q, "grown over the cached rest: %p -> %p", (void *)q, (void *)r);
+  CHECKF(s0.os_mremap_calls == s1.os_mremap_calls && s0.os_mmap_calls == s1.os_mmap_calls,
+         "grown over the cached rest: %llu mremap, %llu mmap calls",
+         (unsigned long long)(s0.os_mremap_calls - s1.os_mremap_calls),
+         (unsigned long long)(s0.os_mmap_calls - s1.os_mmap_calls));
+  /* and past what the cache holds: an ordinary resize, contents still kept */
+  r = resize(r, 32 * MIB + 100, 80 * MIB, 33);
+  free(r);
+}
+
 static void test_reallocarray(void) {
   char *p = reallocarray(NULL, 10, 10);
   CHECK(p != NULL);
@@ -223,6 +288,8 @@ int main(void) {
   test_random();
   test_huge_transitions();
   test_huge_growth();
+  test_growth_slack();
+  test_huge_grow_over_cached();
   test_reallocarray();
   printf("t_realloc: OK\n");
   return 0;

@@ -108,9 +108,22 @@ size_t ax_class_size(unsigned c) { return c >= 1 && c < AX_CLASSES ? axi_class_s
 
 /* ---- realloc ------------------------------------------------------------------------ */
 
+#ifndef AX_REALLOC_SLACK_SHIFT
+#define AX_REALLOC_SLACK_SHIFT 1
+#endif
+
+/* A block that outgrows its class by realloc moves to one at least 1.5 times as big (up to
+ * the largest class), so a buffer grown in small steps is copied a few times, not once
+ * per class. */
+static size_t grow_target(size_t old, size_t n) {
+  size_t want = old + (old >> AX_REALLOC_SLACK_SHIFT);
+  want = want < AX_LARGE_MAX ? want : AX_LARGE_MAX;
+  return n > want ? n : want;
+}
+
 /* realloc within a block: move when it does not fit or would waste more than half. */
 static void *realloc_move(void *p, size_t old, size_t n) {
-  void *q = ax_malloc(n);
+  void *q = ax_malloc(n > old ? grow_target(old, n) : n);
   if (!q)
     return NULL;
   size_t keep = n < old ? n : old;

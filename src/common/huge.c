@@ -115,6 +115,15 @@ static ax_segment_t *cache_unlink(ax_segment_t **at) {
   return seg;
 }
 
+/* pre: the lock is held. */
+static void cache_link(ax_segment_t *seg, uint64_t cached_ms) {
+  seg->cached_ms = cached_ms;
+  seg->next = cache.first;
+  axi_segcache_link(&cache.first, seg);
+  cache.bytes += seg->map_size;
+  cache.count++;
+}
+
 /* Cache seg, joined with the cached mappings right before and after it. post: false when
  * it did not fit (the caller unmaps it). */
 static bool cache_put(ax_segment_t *seg) {
@@ -139,15 +148,21 @@ static bool cache_put(ax_segment_t *seg) {
   }
   bool kept = seg->map_size <= AX_HUGE_CACHE_ENTRY_MAX && cache.count < AX_HUGE_CACHE_MAX &&
               cache.bytes + seg->map_size <= AX_HUGE_CACHE_BYTES;
-  if (kept) {
-    seg->cached_ms = axi_now_ms();
-    seg->next = cache.first;
-    axi_segcache_link(&cache.first, seg);
-    cache.bytes += seg->map_size;
-    cache.count++;
-  }
+  if (kept)
+    cache_link(seg, axi_now_ms());
   axi_unlock(&cache.lock);
   return kept;
+}
+
+/* A block of need bytes keeps head bytes of its mapping; once address space is short
+ * (tight) it keeps only need, and the rest goes back to the OS. post: the bytes it keeps. */
+static size_t keep_head(ax_segment_t *seg, size_t need, size_t head) {
+  if (!tight || head <= need) /* need is a multiple of the OS page */
+    return head;
+  axi_os_unmap((char *)seg + need, head - need);
+  axi_stat_add(&axi_stats.os_reserved, NULL, -(intptr_t)(head - need));
+  axi_stat_add(&axi_stats.os_committed, NULL, -(intptr_t)(head - need));
+  return need;
 }
 
 /* A cached mapping taken for a block of need bytes. One that is too big is split at the
@@ -177,14 +192,43 @@ static ax_segment_t *cache_fit(ax_segment_t *seg, size_t need) {
   } else {
     head = sz;
   }
-  if (tight && head > need) { /* need is a multiple of the OS page */
-    axi_os_unmap((char *)seg + need, head - need);
-    axi_stat_add(&axi_stats.os_reserved, NULL, -(intptr_t)(head - need));
-    axi_stat_add(&axi_stats.os_committed, NULL, -(intptr_t)(head - need));
-    head = need;
-  }
-  seg->map_size = head;
+  seg->map_size = keep_head(seg, need, head);
   return seg;
+}
+
+/* Grow seg's mapping in place over the cached mapping right after it, when that one holds
+ * what the block lacks: no system call, and its pages are resident already (realloc/double
+ * and realloc/huge: a block that took the head of a cached mapping grows into its tail,
+ * where mremap would have found the tail in the way and moved the block to fresh pages).
+ * The rest, from the segment boundary after need on, stays cached.
+ * post: whether seg now holds need bytes (map_size set). */
+static bool grow_over_cached(ax_segment_t *seg, size_t need) {
+  char *end = (char *)seg + seg->map_size;
+  if (!ax_atomic_load_relaxed((ax_atomic_word *)&cache.first) || !axi_trylock(&cache.lock))
+    return false;
+  ax_segment_t **at = &cache.first;
+  while (*at && (char *)*at != end)
+    at = &(*at)->next;
+  ax_segment_t *next = *at;
+  bool grown = next && seg->map_size + next->map_size >= need;
+  if (grown) {
+    uint64_t cached_ms = next->cached_ms;
+    size_t total = seg->map_size + cache_unlink(at)->map_size;
+    axi_segment_join(next);
+    size_t head = (need + AX_SEGMENT_MASK) & ~AX_SEGMENT_MASK;
+    if (total >= head + AX_SEGMENT_SIZE) { /* joined mappings have no cached neighbour */
+      ax_segment_t *tail = (ax_segment_t *)((char *)seg + head);
+      axi_segment_split_off(tail, total - head);
+      cache_link(tail, cached_ms);
+    } else {
+      head = total;
+    }
+    seg->map_size = head;
+  }
+  axi_unlock(&cache.lock);
+  if (grown) /* (the OS calls of the tight case are made without the lock) */
+    seg->map_size = keep_head(seg, need, seg->map_size);
+  return grown;
 }
 
 void axi_huge_cache_trim(enum ax_trim mode) { axi_segcache_trim(&cache, mode); }
@@ -317,8 +361,10 @@ void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size) {
   size_t need = page_round(off + size), old = seg->map_size;
   if (need <= old && need >= old / 2)
     return p;
-  ax_segment_t *moved = huge_resize(seg, old, need);
-  if (!moved)
+  ax_segment_t *moved = seg;
+  if (need > old && grow_over_cached(seg, need))
+    need = seg->map_size;
+  else if (!(moved = huge_resize(seg, old, need)))
     return NULL;
   moved->pages[0].area = (uintptr_t)moved + off;
 #if AX_TRACKING
