@@ -17,6 +17,9 @@
  *                        then free. budget.sh runs steps=0 and steps=6 (64 B -> 4 KiB): the
  *                        difference is 6n doubling steps (copies included), plus n times the
  *                        difference between freeing a 4 KiB and a 64 B block
+ *   random <n> <size>    1,024 blocks of size live; n x { free one at random (xorshift),
+ *                        malloc its replacement } (bm_pairs/random: with mid-size blocks
+ *                        every free lands in a page that is full)
  *   remote <n> <total>   the main thread allocates `total` 64 B blocks up front (warm page);
  *                        a second thread frees the first n of them; the rest stay allocated.
  *                        budget.sh runs n=N and n=2N with the same total=2N: everything but
@@ -25,6 +28,7 @@
  * Every variant touches the first byte of each block so the work cannot be elided.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +46,7 @@ static void *consumer(void *arg) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: ops pair|empty|calloc|grow16|double|remote <n> <arg>\n");
+    fprintf(stderr, "usage: ops pair|empty|calloc|grow16|double|random|remote <n> <arg>\n");
     return 2;
   }
   const char *op = argv[1];
@@ -75,6 +79,23 @@ int main(int argc, char **argv) {
       free(p);
     }
     free(held);
+  } else if (!strcmp(op, "random")) {
+    enum { LIVE = 1024 };
+    static char *slot[LIVE];
+    for (int i = 0; i < LIVE; i++) {
+      slot[i] = malloc((size_t)arg);
+      slot[i][0] = 1;
+    }
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    for (long i = 0; i < n; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      unsigned k = (unsigned)(x >> 32) & (LIVE - 1);
+      free(slot[k]);
+      slot[k] = malloc((size_t)arg);
+      slot[k][0] = 1;
+    }
+    for (int i = 0; i < LIVE; i++)
+      free(slot[i]);
   } else if (!strcmp(op, "remote")) {
     long total = arg;
     if (n > total)
