@@ -26,7 +26,7 @@
  * blocks live, or its caller is about to retire it. */
 static void current_update(ax_heap_t *heap, unsigned c) {
   ax_page_t *first = heap->queue[c].first, *old = heap->pinned[c];
-  size_t hi = axi_class_size(c);
+  size_t hi = first ? first->block_size : axi_class_size(c); /* (a load, not a computation) */
   if (old != first) {
     if (old) {
       old->pinned = 0;
