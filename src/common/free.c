@@ -78,7 +78,7 @@ static inline bool looks_free(const ax_page_t *page, const ax_block_t *b) {
 static AX_NOINLINE void free_other(ax_page_t *page, ax_block_t *b) {
   if ((ax_atomic_load_relaxed(&page->xowner) & ~AX_OWNER_FULL) != ax_arch_thread_id())
     return axi_remote_free(axi_segment_of(page), page, b);
-  if (looks_free(page, b))
+  if (looks_free(page, b)) /* a tail call: a call would make the remote path save registers */
     return free_local_suspect(page, b);
   push_local(page, b);
   page->used--;
@@ -168,7 +168,6 @@ void axi_check_double_free(ax_page_t *page, ax_block_t *b) {
       list_has(page, remote, b))
     axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
 }
-
 
 #define AX_ALIAS(target) __attribute__((alias(#target), visibility("default"), used))
 void free(void *p) AX_ALIAS(ax_free);

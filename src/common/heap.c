@@ -14,7 +14,7 @@
 
 ax_page_t axi_page_empty; /* free == NULL: the fast path always falls through */
 ax_heap_t axi_heap_empty = {.direct = {[0 ... AX_DIRECT_N - 1] = &axi_page_empty},
-                             .current = {[0 ... AX_CLASSES - 1] = &axi_page_empty}};
+                            .current = {[0 ... AX_CLASSES - 1] = &axi_page_empty}};
 __thread ax_heap_t *axi_tls_heap __attribute__((tls_model("initial-exec"))) = &axi_heap_empty;
 
 /* ---- the heap pool ------------------------------------------------------------------ */

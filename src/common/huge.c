@@ -43,7 +43,7 @@ static ax_segment_t *huge_move(ax_segment_t *seg, size_t old, size_t need) {
     return NULL;
   }
   AX_HOOK(AX_HOOK_HUGE_MOVED, seg);
-  AX_TRACK_SHOW_META(seg, AX_HUGE_OFFSET); /* unmapped by the move */
+  AX_TRACK_SHOW_META(seg, AX_HUGE_OFFSET);    /* unmapped by the move */
   AX_TRACK_HIDE_META(target, AX_HUGE_OFFSET); /* (its kind is the moved header's) */
   target->cookie = (uintptr_t)target ^ axi_cookie_key;
   axi_segmap_set(target, true);
@@ -68,11 +68,11 @@ static ax_segment_t *huge_resize(ax_segment_t *seg, size_t old, size_t need) {
 /* Freed huge mappings wait here, resident, until unused for the purge delay (trim). A
  * request takes the entry that serves it with the least work: one that fits (holds it,
  * wastes at most an eighth) as it is; else the smallest larger one, cut down to the
- * request and its tail beyond the next segment boundary cached again; else the largest one, grown, so that only what it lacks
- * faults in. A mapping freed next to a cached one joins it, so splits do not fragment the
- * cache for good. Measured with malloc-large (20 live blocks of 5-25 MiB replaced at
- * random, each zeroed by the program): a 2x best fit missed one request in ten and faulted
- * in all of it (948k page faults per run); trimming instead of splitting, 1.37M. */
+ * request and its tail beyond the next segment boundary cached again; else the largest one, grown,
+ * so that only what it lacks faults in. A mapping freed next to a cached one joins it, so splits do
+ * not fragment the cache for good. Measured with malloc-large (20 live blocks of 5-25 MiB replaced
+ * at random, each zeroed by the program): a 2x best fit missed one request in ten and faulted in
+ * all of it (948k page faults per run); trimming instead of splitting, 1.37M. */
 
 /* A cached mapping serves need bytes as it is when it is at most twice as big; once address
  * space is short, at most an eighth bigger (as a size class may). A bigger one is cut down
@@ -136,7 +136,7 @@ static bool cache_put(ax_segment_t *seg) {
       e->map_size += seg->map_size;
       axi_segment_join(seg);
       seg = e;
-      at = &cache.first; /* seg grew: look again */
+      at = &cache.first;                                   /* seg grew: look again */
     } else if ((char *)seg + seg->map_size == (char *)e) { /* e is right after seg */
       cache_unlink(at);
       seg->map_size += e->map_size;
@@ -273,12 +273,16 @@ static void *huge_setup(ax_segment_t *seg, uintptr_t off) {
  * in instead, in a mapping placed so that this is aligned, with the header in the slot
  * before (axi_huge_aligned_header). Only that header page of the first segment is touched. */
 static uintptr_t block_offset(size_t align) {
-  return align >= AX_SEGMENT_SIZE ? AX_SEGMENT_SIZE : align > AX_HUGE_OFFSET ? align : AX_HUGE_OFFSET;
+  return align >= AX_SEGMENT_SIZE ? AX_SEGMENT_SIZE
+         : align > AX_HUGE_OFFSET ? align
+                                  : AX_HUGE_OFFSET;
 }
 
 /* The mapping is segment-aligned; past one segment of alignment it starts one segment
  * before a multiple of align (block_offset). */
-static size_t map_align_of(size_t align) { return align > AX_SEGMENT_SIZE ? align : AX_SEGMENT_SIZE; }
+static size_t map_align_of(size_t align) {
+  return align > AX_SEGMENT_SIZE ? align : AX_SEGMENT_SIZE;
+}
 
 /* pre: align a power of two. post: whether some address space could hold the mapping. */
 bool axi_huge_possible(size_t size, size_t align) {

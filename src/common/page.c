@@ -24,14 +24,21 @@
  * the page's retirement bookkeeping on every free (300 instructions per pair).
  * Call whenever the queue's first page may have changed. A page unpinned here has other
  * blocks live, or its caller is about to retire it. */
+/* Unpin class c's current page, if any: its emptiness counts again. */
+static void unpin(ax_heap_t *heap, unsigned c) {
+  ax_page_t *page = heap->pinned[c];
+  if (!page)
+    return;
+  page->pinned = 0;
+  page->used--;
+  heap->pinned[c] = NULL;
+}
+
 static void current_update(ax_heap_t *heap, unsigned c) {
-  ax_page_t *first = heap->queue[c].first, *old = heap->pinned[c];
+  ax_page_t *first = heap->queue[c].first;
   size_t hi = first ? first->block_size : axi_class_size(c); /* (a load, not a computation) */
-  if (old != first) {
-    if (old) {
-      old->pinned = 0;
-      old->used--;
-    }
+  if (heap->pinned[c] != first) {
+    unpin(heap, c);
     if (first) {
       first->pinned = 1;
       first->used++;
@@ -39,8 +46,6 @@ static void current_update(ax_heap_t *heap, unsigned c) {
       heap->pinned[c] = first;
       if (hi > AX_MEDIUM_MAX && !heap->next_retire_ms) /* a large page */
         heap->next_retire_ms = axi_now_ms() + axi_options.purge_delay_ms;
-    } else {
-      heap->pinned[c] = NULL;
     }
   }
   /* checked mode: malloc always takes the slow path, which hands out through check.c */
@@ -121,7 +126,6 @@ void axi_corrupted_list(const ax_page_t *page, const ax_block_t *b) {
   axi_fatal("axmalloc: corrupted free list in page %p (block %p)\n", (void *)page->area,
             (const void *)b);
 }
-
 
 /* Statistics without a counter on the fast path: a page remembers how long its free
  * list was at the last refill, so blocks handed out = refill - current length. */
@@ -467,16 +471,19 @@ ax_page_t *axi_page_with_free(ax_heap_t *heap, unsigned c) {
   return page && page->free ? page : find_page(heap, c);
 }
 
-/* Take the first block of page->free (check.c validates the link before).
- * pre: page->free != NULL. post: the block, its first word 0 (see heap_malloc). */
-ax_block_t *axi_page_pop(ax_page_t *page) {
-  ax_block_t *b = page->free;
-  page->free = axi_link(page, b);
+/* Take the first block of *list, one of page's free lists. pre: *list != NULL.
+ * post: the block, its first word 0 (see heap_malloc). */
+static inline ax_block_t *pop_from(ax_page_t *page, ax_block_t **list) {
+  ax_block_t *b = *list;
+  *list = axi_link(page, b);
   page->used++;
   AX_TRACK_UNDEFINED(b, sizeof *b);
   b->next_enc = 0;
   return b;
 }
+
+/* Take the first block of page->free (check.c validates the link before). */
+ax_block_t *axi_page_pop(ax_page_t *page) { return pop_from(page, &page->free); }
 
 /* malloc's most common miss: the current page's free list ran dry while the blocks the
  * program freed since the last refill wait on local_free. Take them, without the general
@@ -526,12 +533,8 @@ static void *malloc_current_mid(ax_heap_t *heap, size_t size, bool zero) {
     return hand_out(page, size, zero);
   if (!local_usable(page))
     return NULL;
-  ax_block_t *b = page->local_free;
-  page->local_free = axi_link(page, b);
-  page->used++;
-  heap->stats.class_mallocs[page->cls]++;
-  AX_TRACK_UNDEFINED(b, sizeof *b);
-  b->next_enc = 0;
+  ax_block_t *b = pop_from(page, &page->local_free);
+  heap->stats.class_mallocs[page->cls]++; /* (not counted by refill: see free_len) */
   AX_TRACK_MALLOC(b, page->block_size, 0);
   if (zero)
     axi_bulk_zero(b, (size + 15) & ~(size_t)15);
@@ -602,11 +605,7 @@ void axi_free_slow(ax_page_t *page, ax_block_t *b) {
  * class's goes too, when empty: it holds a segment (t_oom_cxx: 6 of 125 blocks of 2 MiB). */
 void axi_pages_retire_empty(ax_heap_t *heap) {
   for (unsigned c = axi_class_of(AX_MEDIUM_MAX + 1); c < AX_CLASSES; c++)
-    if (heap->pinned[c]) { /* a large page is a whole segment: worth more than the next call */
-      heap->pinned[c]->pinned = 0;
-      heap->pinned[c]->used--;
-      heap->pinned[c] = NULL;
-    }
+    unpin(heap, c); /* a large page is a whole segment: worth more than the next call */
   while (heap->full.first)
     page_unfull(heap, heap->full.first);
   for (unsigned c = 1; c < AX_CLASSES; c++) {
@@ -627,11 +626,7 @@ void axi_pages_retire_empty(ax_heap_t *heap) {
 /* Unpin every class's current page (trim, thread exit): their emptiness counts again. */
 static void unpin_all(ax_heap_t *heap) {
   for (unsigned c = 1; c < AX_CLASSES; c++)
-    if (heap->pinned[c]) {
-      heap->pinned[c]->pinned = 0;
-      heap->pinned[c]->used--;
-      heap->pinned[c] = NULL;
-    }
+    unpin(heap, c);
 }
 
 /* Collect every page of the heap; retire the empty ones (even the current one of a class,
