@@ -3,9 +3,10 @@
  * (<p> as %p prints it), and a stray write over a segment header or a page descriptor
  * that the next free or page allocation sees aborts with
  *   axmalloc: corrupted segment metadata at <header or descriptor>
- * (the metadata modes use the layout from src/common/internal.h). Each case runs in a forked child (so it also works under qemu-user,
- * which has no exec of foreign binaries) whose stderr is captured through a pipe; the
- * parent checks that the child died of SIGABRT and printed the exact message.
+ * (the metadata modes use the layout from src/common/internal.h). Each case runs in a forked child
+ * (so it also works under qemu-user, which has no exec of foreign binaries) whose stderr is
+ * captured through a pipe; the parent checks that the child died of SIGABRT and printed the exact
+ * message.
  *
  *   t_badfree            run every mode
  *   t_badfree <mode>     perform one bad action in this process (for manual runs) */
@@ -33,10 +34,12 @@ static char *blk64, *dbl, *huge, *dbl_huge, *dbl_inter;
 static char *mapped;
 static char *stack_ptr;
 static void *volatile sink;
-static char *cor_blk; /* the second 3000-byte block of its page (not at offset 0) */
-static char *uncarved;  /* a 4096-byte block: the page is carved one block at a time */
-static char *small16;   /* a 16-byte block: its page's free list holds carved blocks */
-#define FULL_N 40       /* 16 KiB blocks: page 0 of their segment (28 blocks) is full */
+static char *cor_blk;  /* the second 3000-byte block of its page (not at offset 0) */
+static char *uncarved; /* a 4096-byte block: the page is carved one block at a time */
+static char *small16;  /* a 16-byte block: its page's free list holds carved blocks */
+/* 1 KiB blocks, a class the heap's cache leaves to its pages (cache.c): the first page of
+ * them (64 blocks) is full */
+#define FULL_N 80
 static char *full_blk[FULL_N];
 
 static void setup(void) {
@@ -51,7 +54,7 @@ static void setup(void) {
   uncarved = malloc(4096);
   small16 = malloc(16);
   for (int i = 0; i < FULL_N; i++)
-    full_blk[i] = malloc(16 << 10);
+    full_blk[i] = malloc(1024);
   CHECK(uncarved && small16 && full_blk[FULL_N - 1]);
   mapped = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   CHECK(blk64 && dbl && huge && dbl_huge && dbl_inter && mapped != MAP_FAILED);

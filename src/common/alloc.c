@@ -18,9 +18,9 @@
 /* The malloc slow path: first call of a thread, sizes above 1 KiB, empty free lists; every
  * malloc in checked mode (the direct table then holds only the empty page). Sizes up to
  * 1 MiB first look at their class's current page, which has a block most of the time, or
- * has the blocks freed since the last refill waiting on local_free. Its
- * heap is read again, not passed: the fast path keeps size where the call left it.
- * post: a block of at least size bytes (zeroed if zero), or NULL with errno = ENOMEM. */
+ * has the blocks freed since the last refill waiting on local_free. Its heap is read again, not
+ * passed: the fast path keeps size where the call left it. post: a block of at least size bytes
+ * (zeroed if zero), or NULL with errno = ENOMEM. */
 static AX_NOINLINE void *malloc_slow(size_t size, bool zero) {
   ax_heap_t *heap = axi_tls_heap;
   void *p;
@@ -39,6 +39,22 @@ static AX_NOINLINE void *malloc_slow(size_t size, bool zero) {
   return p;
 }
 
+static AX_NOINLINE void *zeroed(void *b, size_t size) {
+  axi_bulk_zero(b, (size + 15) & ~(size_t)15);
+  return b;
+}
+
+/* Sizes above the direct table: the heap's cache first (cache.c), for its sizes; every
+ * call below is a tail call, so a block from the cache costs no register save. */
+static AX_NOINLINE void *malloc_mid(size_t size, bool zero) {
+  if (size - (AX_DIRECT_MAX + 1) < AX_CACHE_MAX - AX_DIRECT_MAX) {
+    ax_block_t *b = axi_cache_pop(axi_tls_heap, size);
+    if (b)
+      return zero ? zeroed(b, size) : b;
+  }
+  return malloc_slow(size, zero);
+}
+
 static inline void *heap_malloc(ax_heap_t *heap, size_t n) {
   if (ax_likely(n <= AX_DIRECT_MAX)) {
     ax_page_t *page = heap->direct[n];
@@ -51,8 +67,9 @@ static inline void *heap_malloc(ax_heap_t *heap, size_t n) {
       AX_TRACK_MALLOC(b, page->block_size, 0);
       return b;
     }
+    return malloc_slow(n, false);
   }
-  return malloc_slow(n, false);
+  return malloc_mid(n, false);
 }
 
 void *ax_malloc(size_t n) { return heap_malloc(axi_tls_heap, n); }
@@ -77,8 +94,9 @@ void *ax_calloc(size_t count, size_t size) {
         axi_bulk_zero(b, (n + 15) & ~(size_t)15);
       return b;
     }
+    return malloc_slow(n, true);
   }
-  return malloc_slow(n, true);
+  return malloc_mid(n, true);
 }
 
 /* ---- sizes -------------------------------------------------------------------------- */

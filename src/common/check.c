@@ -282,7 +282,7 @@ void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p)
   AX_TRACK_FREE(b);
   make_free(page, b);
   uintptr_t owner = ax_atomic_load_relaxed(&page->xowner);
-  if ((owner & ~AX_OWNER_FULL) == ax_arch_thread_id()) {
+  if ((owner & ~AX_OWNER_FLAGS) == ax_arch_thread_id()) {
     axi_set_link(page, b, page->local_free);
     page->local_free = b;
     if (--page->used == 0 || (owner & AX_OWNER_FULL))

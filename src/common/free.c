@@ -63,22 +63,23 @@ static AX_NOINLINE void free_local_suspect(ax_page_t *page, ax_block_t *b) {
     axi_free_slow(page, b);
 }
 
-/* A free block's link, decoded, is NULL or a block of its page: a first word that decodes
- * to NULL or into the same segment may be a block that is free already (one xor, which
- * sets the flags for the NULL test, and a shift). Anything else cannot be on a list. */
-static inline bool looks_free(const ax_page_t *page, const ax_block_t *b) {
-  uintptr_t link = (uintptr_t)axi_link(page, b);
-  return link == 0 || ((link ^ (uintptr_t)b) >> AX_SEGMENT_SHIFT) == 0;
+/* The same for a block of a cached class: look (the class's stack too), then cache it. */
+static AX_NOINLINE void free_cached_suspect(ax_page_t *page, ax_block_t *b) {
+  axi_check_double_free(page, b);
+  axi_cache_free(page, b);
 }
 
-/* The page's owner word is not our thread id: another thread's page (remote free), or our
- * own in the full list (a local free that brings it back: the same double-free filter as
- * the fast path first, so that a random free among full pages does not walk their lists,
- * 35 instructions per free in bm_pairs/random). */
+/* The page's owner word is not our thread id: another thread's page (remote free), our own
+ * of a cached class (cache.c), or our own in the full list (a local free that brings it back: the
+ * same double-free filter as the fast path first, so that a random free among full pages does not
+ * walk their lists, 35 instructions per free in bm_pairs/random). */
 static AX_NOINLINE void free_other(ax_page_t *page, ax_block_t *b) {
-  if ((ax_atomic_load_relaxed(&page->xowner) & ~AX_OWNER_FULL) != ax_arch_thread_id())
+  uintptr_t owner = ax_atomic_load_relaxed(&page->xowner);
+  if ((owner & ~AX_OWNER_FLAGS) != ax_arch_thread_id())
     return axi_remote_free(axi_segment_of(page), page, b);
-  if (looks_free(page, b)) /* a tail call: a call would make the remote path save registers */
+  if (owner & AX_OWNER_CACHED)
+    return axi_looks_free(page, b) ? free_cached_suspect(page, b) : axi_cache_free(page, b);
+  if (axi_looks_free(page, b)) /* a tail call: a call would make the remote path save registers */
     return free_local_suspect(page, b);
   push_local(page, b);
   page->used--;
@@ -99,7 +100,7 @@ static inline void free_block(const char *fn, void *p) {
   AX_TRACK_FREE(b);
   if (ax_unlikely(ax_atomic_load_relaxed(&page->xowner) != ax_arch_thread_id()))
     return free_other(page, b);
-  if (ax_unlikely(looks_free(page, b)))
+  if (ax_unlikely(axi_looks_free(page, b)))
     return free_local_suspect(page, b);
   push_local(page, b);
   if (ax_unlikely(--page->used == 0))
@@ -159,13 +160,13 @@ static bool list_has(const ax_page_t *page, const ax_block_t *list, const ax_blo
   return false;
 }
 
-/* b's first word decodes to a link of this page's lists: b may already be free. Look.
- * pre: the caller owns the page. Returns when b is not on any list. */
+/* b's first word decodes to a link of this page's lists: b may already be free. Look, in
+ * the heap's cache too. pre: the caller owns the page. Returns when b is not free. */
 void axi_check_double_free(ax_page_t *page, ax_block_t *b) {
   const ax_block_t *remote =
       (const ax_block_t *)(ax_atomic_load_acquire(&page->thread_free) & ~AX_TF_FULL);
   if (list_has(page, page->free, b) || list_has(page, page->local_free, b) ||
-      list_has(page, remote, b))
+      list_has(page, remote, b) || axi_cache_has(axi_tls_heap, page->cls, b))
     axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
 }
 

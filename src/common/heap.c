@@ -69,6 +69,7 @@ static pthread_key_t heap_key;
 
 static void heap_done(void *arg) {
   ax_heap_t *heap = arg;
+  axi_cache_flush(heap);
   axi_pages_collect_all(heap);
   axi_segment_purge(heap, true); /* what stays behind with abandoned segments is purged */
   axi_segment_abandon_all(heap);
@@ -128,6 +129,7 @@ void axi_heap_trim(ax_heap_t *heap) {
   if (heap != &axi_heap_empty) {
     for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
       ;
+    axi_cache_flush(heap);
     axi_pages_collect_all(heap);
     axi_segment_purge(heap, true);
   }
@@ -148,6 +150,7 @@ bool axi_heap_release(ax_heap_t *heap) {
   axi_huge_pack_tight();
   for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
     ;
+  axi_cache_flush(heap);
   axi_pages_retire_empty(heap);
   axi_segment_cache_trim(AX_TRIM_ALL_NOWAIT);
   axi_huge_cache_trim(AX_TRIM_ALL_NOWAIT);

@@ -121,10 +121,11 @@ typedef struct ax_page {
   ax_atomic_word thread_free;  /* blocks other threads freed (encoded list) | AX_TF_FULL */
   struct ax_page *next, *prev; /* the heap's queue for the class, or its full list */
   uint64_t retired_ms;         /* when the page became free (delayed purge) */
-  uint64_t huge_size; /* checked mode, huge blocks: the size the program asked for */
-  uint32_t capacity;  /* blocks carved so far */
-  uint32_t reserved;  /* blocks that fit */
-  uint32_t refill; /* statistics: blocks handed out since the last refill = refill - length of free */
+  uint64_t huge_size;          /* checked mode, huge blocks: the size the program asked for */
+  uint32_t capacity;           /* blocks carved so far */
+  uint32_t reserved;           /* blocks that fit */
+  /* statistics: blocks handed out since the last refill = refill - length of free */
+  uint32_t refill;
   uint32_t touched; /* blocks ever carved: their memory is committed and dirty */
   uint32_t block_size;
   uint8_t pinned; /* 1 while the page is heap->direct's page of its class (see used) */
@@ -132,6 +133,10 @@ typedef struct ax_page {
 
 /* xowner's low bit: the page sits in its heap's full list (free() must bring it back). */
 #define AX_OWNER_FULL ((uintptr_t)1)
+/* xowner's second bit: the page's class goes through its heap's cache of freed blocks
+ * (cache.c), so free()'s one compare fails for it and free_other takes the block there. */
+#define AX_OWNER_CACHED ((uintptr_t)2)
+#define AX_OWNER_FLAGS (AX_OWNER_FULL | AX_OWNER_CACHED)
 
 static inline uint32_t axi_page_live(const ax_page_t *page) { return page->used - page->pinned; }
 
@@ -166,10 +171,10 @@ typedef struct ax_segment {
   ax_atomic_word owner; /* thread id of the owning thread, 0 while abandoned */
   ax_atomic_word heap;  /* struct ax_heap * of the owner, 0 while abandoned */
   uint32_t used_pages;
-  uint64_t free_mask;  /* pages not in use */
-  uint64_t dirty_mask;  /* pages not in use whose memory was written and not purged */
-  uint64_t purged_mask; /* pages not in use purged since they were last used */
-  size_t map_size;     /* bytes mapped (huge segments: more than AX_SEGMENT_SIZE) */
+  uint64_t free_mask;             /* pages not in use */
+  uint64_t dirty_mask;            /* pages not in use whose memory was written and not purged */
+  uint64_t purged_mask;           /* pages not in use purged since they were last used */
+  size_t map_size;                /* bytes mapped (huge segments: more than AX_SEGMENT_SIZE) */
   struct ax_segment *next, *prev; /* the owner's list; the cache's list */
   struct ax_segment *abandoned_next;
   uint64_t cached_ms; /* when it entered a cache */
@@ -201,6 +206,25 @@ typedef struct ax_heap_stats {
   uint64_t huge_allocs;
 } ax_heap_stats_t;
 
+/* The heap's cache of freed mid-size blocks (cache.c): a stack per class of AX_CACHE_FIRST
+ * (1,280 B) .. AX_CACHE_LAST (256 KiB), of at most AX_CACHE_SLOTS blocks and about
+ * AX_CACHE_BYTES (at least one block). t_cache checks the bounds against axi_class_of. */
+#define AX_CACHE_FIRST 21u /* axi_class_of(AX_DIRECT_MAX + 1) */
+#define AX_CACHE_LAST 52u  /* axi_class_of(AX_CACHE_MAX) */
+#define AX_CACHE_MAX ((size_t)256 << 10)
+#define AX_CACHE_N (AX_CACHE_LAST - AX_CACHE_FIRST + 1)
+#define AX_CACHE_SLOTS 16u
+#define AX_CACHE_BYTES ((size_t)64 << 10)
+typedef struct ax_cache {
+  uint32_t n[AX_CACHE_N];
+  ax_block_t *slot[AX_CACHE_N][AX_CACHE_SLOTS + 1]; /* + 1: a push overfills, then halves */
+} ax_cache_t;
+
+static inline bool axi_class_cached(unsigned c) { return c - AX_CACHE_FIRST < AX_CACHE_N; }
+/* axi_class_of(n) for AX_DIRECT_MAX < n <= AX_CACHE_MAX, as one load: classes there are
+ * 256 B apart or more, so (n - 1) >> 8 names one (cache.c; t_cache checks every size). */
+AXI_HIDDEN extern const uint8_t axi_cache_class[AX_CACHE_MAX >> 8];
+
 typedef struct ax_heap {
   ax_page_t *direct[AX_DIRECT_N]; /* size n -> page of its class (or the empty page) */
   ax_pageq_t queue[AX_CLASSES];   /* pages with (probably) free blocks, per class */
@@ -208,16 +232,17 @@ typedef struct ax_heap {
   /* class -> its current page, or the empty page (none yet, checked mode): malloc's path
    * for sizes above the direct table's */
   ax_page_t *current[AX_CLASSES];
-  ax_pageq_t full;                /* pages found full; revisited when remote frees land */
+  ax_pageq_t full; /* pages found full; revisited when remote frees land */
   size_t full_count;
   uintptr_t tid;
-  ax_segq_t segs[AX_KINDS];    /* segments with free pages, per kind (huge: unused) */
-  ax_segq_t segs_full;         /* segments without free pages */
-  uint64_t next_purge_ms;      /* 0: nothing waits for a purge */
-  uint64_t empty_classes;      /* classes whose queue holds empty pages waiting to retire */
-  uint64_t next_retire_ms;     /* 0: no empty page waits */
+  ax_segq_t segs[AX_KINDS]; /* segments with free pages, per kind (huge: unused) */
+  ax_segq_t segs_full;      /* segments without free pages */
+  uint64_t next_purge_ms;   /* 0: nothing waits for a purge */
+  uint64_t empty_classes;   /* classes whose queue holds empty pages waiting to retire */
+  uint64_t next_retire_ms;  /* 0: no empty page waits */
   struct ax_heap *pool_next;
   ax_heap_stats_t stats;
+  ax_cache_t cache; /* freed blocks of mid-size classes (cache.c) */
   /* Read and written by other threads, at any time: heaps are type-stable, and a remote free
    * may add to a heap that its owner left and a new thread is taking over (init does not
    * memset these). */
@@ -304,6 +329,30 @@ static inline void axi_set_link(const ax_page_t *page, ax_block_t *b, const ax_b
   AX_TRACK_NOACCESS(b, sizeof *b);
 }
 
+/* A free block's link, decoded, is NULL or a block of its page: a first word that decodes
+ * to NULL or into the same segment may be a block that is free already (one xor, which
+ * sets the flags for the NULL test, and a shift). Anything else cannot be on a list. */
+static inline bool axi_looks_free(const ax_page_t *page, const ax_block_t *b) {
+  uintptr_t link = (uintptr_t)axi_link(page, b);
+  return link == 0 || ((link ^ (uintptr_t)b) >> AX_SEGMENT_SHIFT) == 0;
+}
+
+/* post: the block of size's class freed last, taken off heap's cache; NULL when there is
+ * none. pre: AX_DIRECT_MAX < size <= AX_CACHE_MAX. (cache.c has the rest.) */
+static inline ax_block_t *axi_cache_pop(ax_heap_t *heap, size_t size) {
+  unsigned c = axi_cache_class[(size - 1) >> 8], i = c - AX_CACHE_FIRST;
+  uint32_t n = heap->cache.n[i];
+  if (!n)
+    return NULL;
+  ax_block_t *b = heap->cache.slot[i][--n];
+  heap->cache.n[i] = n;
+  AX_TRACK_UNDEFINED(b, sizeof *b);
+  b->next_enc = 0; /* a live block must not look free to free()'s double-free check */
+  heap->stats.class_mallocs[c]++;
+  AX_TRACK_MALLOC(b, axi_class_size(c), 0);
+  return b;
+}
+
 /* ---- cross-file internal functions (contracts at their definitions) -------------- */
 
 /* init.c */
@@ -383,7 +432,7 @@ AXI_HIDDEN void axi_segmap_set(ax_segment_t *seg, bool on);
  * name page (NULL: clear them); false when a second-level table could not be mapped. */
 AXI_HIDDEN bool axi_pagemap_set(uintptr_t start, size_t len, ax_page_t *page);
 AXI_HIDDEN ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size, size_t align,
-                                           size_t off);
+                                         size_t off);
 AXI_HIDDEN void axi_segment_unmap(ax_segment_t *seg);
 AXI_HIDDEN void axi_segment_split_off(ax_segment_t *seg, size_t map_size);
 AXI_HIDDEN void axi_segment_join(ax_segment_t *seg);
@@ -416,6 +465,7 @@ AXI_HIDDEN void *axi_page_malloc_current(ax_heap_t *heap, size_t size, bool zero
 AXI_HIDDEN bool axi_page_reclaim(ax_heap_t *heap);
 AXI_HIDDEN void axi_pages_retire_empty(ax_heap_t *heap);
 AXI_HIDDEN void axi_free_slow(ax_page_t *page, ax_block_t *b);
+AXI_HIDDEN void axi_page_give_back(ax_heap_t *heap, ax_page_t *page, ax_block_t *b);
 AXI_HIDDEN void axi_page_collect(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_page_count_mallocs(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page);
@@ -424,11 +474,16 @@ AXI_HIDDEN void axi_pages_collect_all(ax_heap_t *heap);
 AXI_HIDDEN ax_page_t *axi_page_with_free(ax_heap_t *heap, unsigned c);
 AXI_HIDDEN ax_block_t *axi_page_pop(ax_page_t *page);
 AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted_list(const ax_page_t *page,
-                                                            const ax_block_t *b);
+                                                             const ax_block_t *b);
+/* cache.c */
+AXI_HIDDEN void axi_cache_free(ax_page_t *page, ax_block_t *b);
+AXI_HIDDEN void axi_cache_flush(ax_heap_t *heap);
+AXI_HIDDEN bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_block_t *b);
+
 /* free.c */
 AXI_HIDDEN __attribute__((noreturn)) void axi_invalid_free(const char *fn, const void *p);
 AXI_HIDDEN __attribute__((noreturn)) void axi_bad_pointer(const char *fn, ax_segment_t *seg,
-                                                         const void *p);
+                                                          const void *p);
 AXI_HIDDEN ax_segment_t *axi_header_off_map(const char *fn, const void *p);
 AXI_HIDDEN void axi_check_double_free(ax_page_t *page, ax_block_t *b);
 AXI_HIDDEN void axi_remote_free(ax_segment_t *seg, ax_page_t *page, ax_block_t *b);
@@ -506,8 +561,8 @@ static inline void axi_stat_add(ax_atomic_word *counter, ax_atomic_word *peak, i
 AXI_HIDDEN void axi_stats_merge_heap(ax_heap_t *heap);
 
 /* A static link takes all of axmalloc or none of it: every object refers to alloc.o (which
- * defines malloc) and free.o, so a program linked with libc before libaxmalloc.a fails with a duplicate
- * malloc instead of mixing glibc's malloc with axmalloc's other objects (t_linkorder). */
+ * defines malloc) and free.o, so a program linked with libc before libaxmalloc.a fails with a
+ * duplicate malloc instead of mixing glibc's malloc with axmalloc's other objects (t_linkorder). */
 __attribute__((used)) static void *(*const axi_pull_alloc)(size_t) = ax_malloc;
 __attribute__((used)) static void (*const axi_pull_free)(void *) = ax_free; /* and free.o */
 

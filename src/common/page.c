@@ -208,6 +208,12 @@ static void page_collect_all(ax_heap_t *heap, ax_page_t *page) {
 
 /* ---- full pages --------------------------------------------------------------------- */
 
+/* The owner word of a page of heap's that is not in the full list: its thread id, with
+ * AX_OWNER_CACHED for a class whose frees go to the heap's cache (cache.c). */
+static uintptr_t owner_word(const ax_heap_t *heap, const ax_page_t *page) {
+  return heap->tid | (axi_class_cached(page->cls) && !axi_checked ? AX_OWNER_CACHED : 0);
+}
+
 /* The page has no free block and nothing more to carve: park it in the full list so the
  * slow path stops looking at it. A remote free into it clears AX_TF_FULL and bumps
  * heap->full_pending; a local free sees AX_OWNER_FULL (free()'s owner compare fails) and
@@ -216,7 +222,7 @@ static bool full_park(ax_heap_t *heap, ax_page_t *page) {
   uintptr_t expect = 0;
   if (!ax_atomic_cas_acq_rel(&page->thread_free, &expect, AX_TF_FULL))
     return false; /* a block just arrived */
-  ax_atomic_store_relaxed(&page->xowner, heap->tid | AX_OWNER_FULL);
+  ax_atomic_store_relaxed(&page->xowner, owner_word(heap, page) | AX_OWNER_FULL);
   pageq_push_front(&heap->full, page);
   heap->full_count++;
   return true;
@@ -232,7 +238,7 @@ static void page_to_full(ax_heap_t *heap, ax_page_t *page) {
 static void full_unpark(ax_heap_t *heap, ax_page_t *page) {
   pageq_remove(&heap->full, page);
   heap->full_count--;
-  ax_atomic_store_relaxed(&page->xowner, heap->tid);
+  ax_atomic_store_relaxed(&page->xowner, owner_word(heap, page));
   ax_atomic_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
 }
 
@@ -419,7 +425,7 @@ bool axi_page_reclaim(ax_heap_t *heap) {
     if (!page->in_use)
       continue;
     live--;
-    ax_atomic_store_relaxed(&page->xowner, heap->tid);
+    ax_atomic_store_relaxed(&page->xowner, owner_word(heap, page));
     ax_atomic_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
     axi_page_collect(heap, page);
     if (page->used == 0) {
@@ -460,6 +466,7 @@ static ax_page_t *find_page(ax_heap_t *heap, unsigned c) {
   if (!page)
     return NULL;
   page_init(page, c);
+  ax_atomic_store_relaxed(&page->xowner, owner_word(heap, page));
   page_extend(heap, page);
   queue_push_front(heap, page);
   return page;
@@ -568,16 +575,13 @@ void *axi_page_malloc(ax_heap_t *heap, size_t size, bool zero) {
 
 /* ---- the free slow path ------------------------------------------------------------- */
 
-/* pre: the caller owns the page; b was just pushed on local_free and either the page is
- * now empty or it sat in the full list. */
-void axi_free_slow(ax_page_t *page, ax_block_t *b) {
-  ax_segment_t *seg = axi_segment_of(page);
-  axi_segment_check_cookie(seg); /* the heap pointer below comes from the header */
-  ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
+/* A local free just pushed a block of page, which is now empty or sat in the full list.
+ * post: true when the page is empty and waits to retire (the caller may purge). */
+static bool page_freed(ax_heap_t *heap, ax_page_t *page) {
   if (ax_atomic_load_relaxed(&page->xowner) & AX_OWNER_FULL)
     page_unfull_local(heap, page);
   if (page->used != 0)
-    return;
+    return false;
   /* An empty page waits in its queue for the purge delay (retire_empty), so that a
    * malloc/free loop does not thrash. The last page of a small or medium class stays for
    * good; a large page (one per segment, blocks of 128 KiB to 1 MiB) goes after the delay
@@ -587,13 +591,32 @@ void axi_free_slow(ax_page_t *page, ax_block_t *b) {
   {
     ax_pageq_t *q = &heap->queue[page->cls];
     if (q->first == page && !page->next && axi_class_kind(page->cls) != AX_KIND_LARGE)
-      return;
+      return false;
     page->retired_ms = axi_now_ms(); /* empty since */
     heap->empty_classes |= (uint64_t)1 << page->cls;
     if (!heap->next_retire_ms)
       heap->next_retire_ms = page->retired_ms + axi_options.purge_delay_ms;
   }
-  purge_tick(heap);
+  return true;
+}
+
+/* pre: the caller owns the page; b was just pushed on local_free and either the page is
+ * now empty or it sat in the full list. */
+void axi_free_slow(ax_page_t *page, ax_block_t *b) {
+  ax_segment_t *seg = axi_segment_of(page);
+  axi_segment_check_cookie(seg); /* the heap pointer below comes from the header */
+  ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
+  if (page_freed(heap, page))
+    purge_tick(heap);
+}
+
+/* A block of heap's cache goes back to its page as a local free (cache.c). No purge here:
+ * the caller may be walking its stacks. pre: heap owns the page. */
+void axi_page_give_back(ax_heap_t *heap, ax_page_t *page, ax_block_t *b) {
+  axi_set_link(page, b, page->local_free);
+  page->local_free = b;
+  if (--page->used == 0 || (ax_atomic_load_relaxed(&page->xowner) & AX_OWNER_FULL))
+    page_freed(heap, page);
 }
 
 /* ---- heap-wide walks (heap.c's policies: trim, thread exit, refused mappings) ---------- */

@@ -1,0 +1,92 @@
+/* The heap's cache of freed mid-size blocks (1,280 B .. 256 KiB), as in tcmalloc's thread
+ * cache: a stack of blocks per class, in front of the pages.
+ *
+ *   free(p), local, of a cached class: push p on its class's stack (free_other in free.c;
+ *            the owner word of such a page carries AX_OWNER_CACHED, so free()'s one
+ *            compare sends it there and the small classes' fast path is unchanged);
+ *   malloc(n) of a cached class: the block on top, before any page (malloc_slow).
+ * Why: a program that frees mid-size blocks at random among many and allocates others
+ * lands each free in a different page, mostly a full one, and each malloc then had to find a
+ * page with a block: 283 instructions per pair (bm_pairs/random 4 KiB, 1,024 live blocks),
+ * 2-5x tcmalloc's time. Through the stack a free and the next malloc meet in one place.
+ *
+ * A cached block still counts as used in its page (page->used), so its page can neither
+ * empty nor retire while the block waits. The stack is bounded (depth[]: at most 16
+ * blocks and about 64 KiB a class, at least one block), so a thread holds at most a few
+ * MiB this way. A push that overfills a stack gives its older half back to their pages, as
+ * local frees would have; trim, thread exit and a refused mapping give back everything
+ * (heap.c). A cached block's first word is its own address encoded with its page's key, so
+ * free()'s double-free filter sends a second free of it to axi_check_double_free, which
+ * looks here too (axi_cache_has). Never in checked mode: no page has AX_OWNER_CACHED there.
+ */
+#include "internal.h"
+
+/* axi_class_of as a constant expression (GCC folds __builtin_clzl of a constant), for the
+ * sizes above 128 B; the table's bucket i holds the sizes (256 i, 256 (i + 1)]. */
+#define LOG2(n) (63 - __builtin_clzl(n))
+#define CLS(n) (4 * LOG2((n)-1) - 19 + ((((n)-1) >> (LOG2((n)-1) - 2)) & 3))
+#define B1(i) CLS(((size_t)(i) << 8) + 256)
+#define B4(i) B1(i), B1(i + 1), B1(i + 2), B1(i + 3)
+#define B16(i) B4(i), B4(i + 4), B4(i + 8), B4(i + 12)
+#define B64(i) B16(i), B16(i + 16), B16(i + 32), B16(i + 48)
+#define B256(i) B64(i), B64(i + 64), B64(i + 128), B64(i + 192)
+const uint8_t axi_cache_class[AX_CACHE_MAX >> 8] = {B256(0), B256(256), B256(512), B256(768)};
+_Static_assert(AX_CACHE_MAX >> 8 == 1024, "axi_cache_class lists 1,024 buckets");
+
+/* Stack depth per class: 16 blocks up to 4 KiB, then halving per power of two (64 KiB of
+ * blocks), one from 64 KiB on. A class's sizes lie in (2^b, 2^(b+1)], b = (c - 9) / 4 + 7. */
+#define OCT(c) (((c)-9) / 4 + 7)
+#define DEPTH(c) (OCT(c) <= 11 ? 16 : OCT(c) >= 15 ? 1 : 16 >> (OCT(c) - 11))
+#define DEPTH4(c) DEPTH(c), DEPTH(c + 1), DEPTH(c + 2), DEPTH(c + 3)
+static const uint8_t depth[AX_CACHE_N] = {DEPTH4(21), DEPTH4(25), DEPTH4(29), DEPTH4(33),
+                                          DEPTH4(37), DEPTH4(41), DEPTH4(45), DEPTH4(49)};
+_Static_assert(AX_CACHE_N == 32 && AX_CACHE_SLOTS == 16, "depth[] lists 32 classes");
+
+/* Give the blocks in slots [from, to) of stack i back to their pages. */
+static void give_back(ax_heap_t *heap, unsigned i, uint32_t from, uint32_t to) {
+  for (uint32_t k = from; k < to; k++) {
+    ax_block_t *b = heap->cache.slot[i][k];
+    axi_page_give_back(heap, axi_page_of(axi_segment_of(b), b), b);
+  }
+}
+
+/* Stack i holds one block more than its depth: its older half goes back (one of two). */
+static AX_NOINLINE void halve(ax_heap_t *heap, unsigned i) {
+  uint32_t n = heap->cache.n[i], half = n / 2;
+  give_back(heap, i, 0, half);
+  for (uint32_t k = half; k < n; k++)
+    heap->cache.slot[i][k - half] = heap->cache.slot[i][k];
+  heap->cache.n[i] = n - half;
+}
+
+/* pre: the calling thread owns page, whose class is cached; b passed free()'s checks. */
+void axi_cache_free(ax_page_t *page, ax_block_t *b) {
+  ax_heap_t *heap = axi_tls_heap; /* the page's owner is this thread: its heap */
+  unsigned i = page->cls - AX_CACHE_FIRST;
+  uint32_t n = heap->cache.n[i];
+  axi_set_link(page, b, b); /* looks free to a second free() of it */
+  heap->cache.slot[i][n] = b;
+  heap->cache.n[i] = ++n;
+  if (ax_unlikely(n > depth[i]))
+    halve(heap, i); /* a tail call: the common path saves no register */
+}
+
+/* Every cached block goes back to its page (trim, thread exit, refused mappings). */
+void axi_cache_flush(ax_heap_t *heap) {
+  for (unsigned i = 0; i < AX_CACHE_N; i++) {
+    uint32_t n = heap->cache.n[i];
+    heap->cache.n[i] = 0; /* first: giving back never looks at the stack, but be plain */
+    give_back(heap, i, 0, n);
+  }
+}
+
+/* Is b on the stack of class c? (the double-free check; at most 16 compares) */
+bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_block_t *b) {
+  if (!axi_class_cached(c))
+    return false;
+  unsigned i = c - AX_CACHE_FIRST;
+  for (uint32_t k = 0; k < heap->cache.n[i]; k++)
+    if (heap->cache.slot[i][k] == b)
+      return true;
+  return false;
+}
