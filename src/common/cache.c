@@ -59,20 +59,35 @@ static AX_NOINLINE void halve(ax_heap_t *heap, unsigned i) {
   heap->cache.n[i] = n - half;
 }
 
-/* pre: the calling thread owns page, whose class is cached; b passed free()'s checks. */
-void axi_cache_free(ax_page_t *page, ax_block_t *b) {
-  ax_heap_t *heap = axi_tls_heap; /* the page's owner is this thread: its heap */
-  unsigned i = page->cls - AX_CACHE_FIRST;
+/* Push b, of class c, on its stack. */
+static void push(ax_heap_t *heap, unsigned c, ax_block_t *b) {
+  unsigned i = c - AX_CACHE_FIRST;
   uint32_t n = heap->cache.n[i];
-  axi_set_link(page, b, b); /* looks free to a second free() of it */
   heap->cache.slot[i][n] = b;
   heap->cache.n[i] = ++n;
   if (ax_unlikely(n > depth[i]))
     halve(heap, i); /* a tail call: the common path saves no register */
 }
 
+/* b becomes the heap's last freed block; the one before it goes on its class's stack.
+ * pre: the calling thread owns page, whose class is cached; b passed free()'s checks. */
+void axi_cache_free(ax_page_t *page, ax_block_t *b) {
+  ax_heap_t *heap = axi_tls_heap; /* the page's owner is this thread: its heap */
+  ax_block_t *before = heap->cache.last;
+  unsigned before_cls = heap->cache.last_cls;
+  axi_set_link(page, b, b); /* looks free to a second free() of it */
+  heap->cache.last = b;
+  heap->cache.last_cls = page->cls;
+  if (before)
+    push(heap, before_cls, before);
+}
+
 /* Every cached block goes back to its page (trim, thread exit, refused mappings). */
 void axi_cache_flush(ax_heap_t *heap) {
+  ax_block_t *last = heap->cache.last;
+  heap->cache.last = NULL;
+  if (last)
+    axi_page_give_back(heap, axi_page_of(axi_segment_of(last), last), last);
   for (unsigned i = 0; i < AX_CACHE_N; i++) {
     uint32_t n = heap->cache.n[i];
     heap->cache.n[i] = 0; /* first: giving back never looks at the stack, but be plain */
@@ -80,10 +95,12 @@ void axi_cache_flush(ax_heap_t *heap) {
   }
 }
 
-/* Is b on the stack of class c? (the double-free check; at most 16 compares) */
+/* Is b, of class c, in the cache? (the double-free check; at most 17 compares) */
 bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_block_t *b) {
   if (!axi_class_cached(c))
     return false;
+  if (heap->cache.last == b)
+    return true;
   unsigned i = c - AX_CACHE_FIRST;
   for (uint32_t k = 0; k < heap->cache.n[i]; k++)
     if (heap->cache.slot[i][k] == b)

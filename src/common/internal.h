@@ -216,6 +216,12 @@ typedef struct ax_heap_stats {
 #define AX_CACHE_SLOTS 16u
 #define AX_CACHE_BYTES ((size_t)64 << 10)
 typedef struct ax_cache {
+  /* The block freed last, of class last_cls, apart from the stacks: its address is the
+   * heap's, not its class's, so the next malloc's load of it need not wait for the page
+   * lookup that found the class (a malloc/free loop of 4 KiB: 19 ns per pair with the
+   * stacks alone, 10-14 with this; before the cache 14) */
+  ax_block_t *last;
+  uint32_t last_cls;
   uint32_t n[AX_CACHE_N];
   ax_block_t *slot[AX_CACHE_N][AX_CACHE_SLOTS + 1]; /* + 1: a push overfills, then halves */
 } ax_cache_t;
@@ -341,11 +347,16 @@ static inline bool axi_looks_free(const ax_page_t *page, const ax_block_t *b) {
  * none. pre: AX_DIRECT_MAX < size <= AX_CACHE_MAX. (cache.c has the rest.) */
 static inline ax_block_t *axi_cache_pop(ax_heap_t *heap, size_t size) {
   unsigned c = axi_cache_class[(size - 1) >> 8], i = c - AX_CACHE_FIRST;
-  uint32_t n = heap->cache.n[i];
-  if (!n)
-    return NULL;
-  ax_block_t *b = heap->cache.slot[i][--n];
-  heap->cache.n[i] = n;
+  ax_block_t *b = heap->cache.last;
+  if (b && heap->cache.last_cls == c) {
+    heap->cache.last = NULL;
+  } else {
+    uint32_t n = heap->cache.n[i];
+    if (!n)
+      return NULL;
+    b = heap->cache.slot[i][--n];
+    heap->cache.n[i] = n;
+  }
   AX_TRACK_UNDEFINED(b, sizeof *b);
   b->next_enc = 0; /* a live block must not look free to free()'s double-free check */
   heap->stats.class_mallocs[c]++;

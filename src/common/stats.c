@@ -69,6 +69,8 @@ void ax_stats_get(ax_stats_t *out) {
     add_live(self->full.first, out);
     for (unsigned i = 0; i < AX_CACHE_N; i++) /* cached blocks count as used in their pages */
       out->class_live[AX_CACHE_FIRST + i] -= self->cache.n[i];
+    if (self->cache.last)
+      out->class_live[self->cache.last_cls]--;
   }
   out->mallocs = out->huge_allocs;
   for (unsigned c = 0; c < AX_CLASSES; c++)
