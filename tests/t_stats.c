@@ -108,6 +108,19 @@ static void test_huge_counters(void) {
   CHECKF(s1.os_mmap_calls - s0.os_mmap_calls < 10, "10 huge malloc/free took %llu mmaps",
          U(s1.os_mmap_calls - s0.os_mmap_calls));
 
+  /* a huge mapping of a size that is no multiple of a segment takes one mmap: reserved a
+   * segment larger and trimmed to alignment, not first tried at its own size (a second
+   * mmap and an munmap whenever that landed unaligned, which is most of the time) */
+  malloc_trim(0); /* the mapping cache is empty: the next huge malloc maps */
+  ax_stats_get(&s0);
+  p = malloc(5 * MIB + 12345);
+  CHECK(p != NULL);
+  ax_stats_get(&s1);
+  free(p);
+  CHECKF(s1.os_mmap_calls - s0.os_mmap_calls == 1 && s1.os_munmap_calls - s0.os_munmap_calls <= 2,
+         "a huge malloc took %llu mmaps and %llu munmaps", U(s1.os_mmap_calls - s0.os_mmap_calls),
+         U(s1.os_munmap_calls - s0.os_munmap_calls));
+
   /* growing a huge block uses mremap */
   ax_stats_get(&s0);
   p = malloc(2 * MIB);
