@@ -45,9 +45,10 @@ static AX_NOINLINE void *zeroed(void *b, size_t size) {
 }
 
 /* Sizes above the direct table: the heap's cache first (cache.c), for its sizes; every
- * call below is a tail call, so a block from the cache costs no register save. */
+ * call below is a tail call, so a block from the cache costs no register save.
+ * pre: size > AX_DIRECT_MAX. */
 static AX_NOINLINE void *malloc_mid(size_t size, bool zero) {
-  if (size - (AX_DIRECT_MAX + 1) < AX_CACHE_MAX - AX_DIRECT_MAX) {
+  if (size <= AX_CACHE_MAX) {
     ax_block_t *b = axi_cache_pop(axi_tls_heap, size);
     if (b)
       return zero ? zeroed(b, size) : b;

@@ -36,24 +36,28 @@ _Static_assert(AX_CACHE_MAX >> 8 == 1024, "axi_cache_class lists 1,024 buckets")
 /* Stack depth per class: 16 blocks up to 4 KiB, then halving per power of two (64 KiB of
  * blocks), one from 64 KiB on. A class's sizes lie in (2^b, 2^(b+1)], b = (c - 9) / 4 + 7. */
 #define OCT(c) (((c)-9) / 4 + 7)
-#define DEPTH(c) (OCT(c) <= 11 ? 16 : OCT(c) >= 15 ? 1 : 16 >> (OCT(c) - 11))
+#define DEPTH(c)                                                                                   \
+  (OCT(c) <= 11 ? AX_CACHE_SLOTS : OCT(c) >= 15 ? 1 : AX_CACHE_SLOTS >> (OCT(c) - 11))
 #define DEPTH4(c) DEPTH(c), DEPTH(c + 1), DEPTH(c + 2), DEPTH(c + 3)
 static const uint8_t depth[AX_CACHE_N] = {DEPTH4(21), DEPTH4(25), DEPTH4(29), DEPTH4(33),
                                           DEPTH4(37), DEPTH4(41), DEPTH4(45), DEPTH4(49)};
 _Static_assert(AX_CACHE_N == 32 && AX_CACHE_SLOTS == 16, "depth[] lists 32 classes");
 
-/* Give the blocks in slots [from, to) of stack i back to their pages. */
-static void give_back(ax_heap_t *heap, unsigned i, uint32_t from, uint32_t to) {
-  for (uint32_t k = from; k < to; k++) {
-    ax_block_t *b = heap->cache.slot[i][k];
-    axi_page_give_back(heap, axi_page_of(axi_segment_of(b), b), b);
-  }
+/* Give cached block b back to its page. */
+static void give_back(ax_heap_t *heap, ax_block_t *b) {
+  axi_page_give_back(heap, axi_page_of(axi_segment_of(b), b), b);
+}
+
+/* Give the n oldest blocks of stack i back (the caller moves or forgets the slots). */
+static void give_back_oldest(ax_heap_t *heap, unsigned i, uint32_t n) {
+  for (uint32_t k = 0; k < n; k++)
+    give_back(heap, heap->cache.slot[i][k]);
 }
 
 /* Stack i holds one block more than its depth: its older half goes back (one of two). */
 static AX_NOINLINE void halve(ax_heap_t *heap, unsigned i) {
   uint32_t n = heap->cache.n[i], half = n / 2;
-  give_back(heap, i, 0, half);
+  give_back_oldest(heap, i, half);
   for (uint32_t k = half; k < n; k++)
     heap->cache.slot[i][k - half] = heap->cache.slot[i][k];
   heap->cache.n[i] = n - half;
@@ -84,14 +88,12 @@ void axi_cache_free(ax_page_t *page, ax_block_t *b) {
 
 /* Every cached block goes back to its page (trim, thread exit, refused mappings). */
 void axi_cache_flush(ax_heap_t *heap) {
-  ax_block_t *last = heap->cache.last;
+  if (heap->cache.last)
+    give_back(heap, heap->cache.last);
   heap->cache.last = NULL;
-  if (last)
-    axi_page_give_back(heap, axi_page_of(axi_segment_of(last), last), last);
   for (unsigned i = 0; i < AX_CACHE_N; i++) {
-    uint32_t n = heap->cache.n[i];
-    heap->cache.n[i] = 0; /* first: giving back never looks at the stack, but be plain */
-    give_back(heap, i, 0, n);
+    give_back_oldest(heap, i, heap->cache.n[i]);
+    heap->cache.n[i] = 0;
   }
 }
 
