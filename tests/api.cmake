@@ -9,6 +9,7 @@ ax_test(t_badfree SOURCES t_badfree.c) # invalid/double free abort with the exac
 ax_test(t_churn SOURCES t_churn.c)     # 1e5 random blocks: no overlap, patterns intact
 ax_test(t_full_pages SOURCES t_full_pages.c) # a free into a full page swaps it to the front
 ax_test(t_cache SOURCES t_cache.c)     # the heap's cache of freed mid-size blocks
+ax_test(t_free_filter SOURCES t_free_filter.c) # free()'s double-free filter: who takes the full check
 ax_test(t_stats SOURCES t_stats.c)     # ax_stats_get counters
 ax_test(t_trim SOURCES t_trim.c)       # malloc_trim(0) makes RSS fall
 ax_test(t_options SOURCES t_options.c) # stats printer; a quiet process prints nothing

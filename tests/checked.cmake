@@ -29,8 +29,8 @@ endforeach()
 # it reads their layout from src/common/internal.h.
 target_include_directories(t_badfree PRIVATE ${PROJECT_SOURCE_DIR}/src/common
                            ${PROJECT_SOURCE_DIR}/src/arch/${AX_ARCH})
-# t_full_pages and t_cache read page descriptors the same way
-foreach(t t_full_pages t_cache)
+# t_full_pages, t_cache and t_free_filter read page descriptors the same way
+foreach(t t_full_pages t_cache t_free_filter)
   target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR}/src/common
                              ${PROJECT_SOURCE_DIR}/src/arch/${AX_ARCH})
 endforeach()
@@ -39,7 +39,8 @@ endforeach()
 # mode's block layout (malloc_usable_size == the class size, per-class counts, instruction
 # budgets) cannot hold there by design; everything else must pass.
 if(AX_CHECKED)
-  foreach(t t_budget t_api t_realloc t_stats t_full_pages t_cache t_cxx_new t_cxx_new_static)
+  foreach(t t_budget t_api t_realloc t_stats t_full_pages t_cache t_free_filter t_cxx_new
+            t_cxx_new_static)
     if(TEST ${t})
       set_tests_properties(${t} PROPERTIES DISABLED TRUE)
     endif()

@@ -107,7 +107,7 @@ typedef struct ax_page {
    * block-aligned pointer never handed out is an invalid pointer); 0 when the page is not
    * in use, huge, or in checked mode (every free then leaves the fast path for check.c) */
   uint64_t div_inv;
-  uint64_t fast_cap;
+  ax_atomic_word fast_cap;
   /* blocks handed out and not freed back to this page's own lists, + 1 while the page is
    * its class's current page (pinned): so a free that empties the current page finds
    * used != 0 and stays on the fast path; axi_page_live() is the count itself */
@@ -155,7 +155,7 @@ static inline uint64_t axi_block_index(const ax_page_t *page, const void *p) {
  * of the page (which holds a block below it, so either value is right): relaxed atomics,
  * plain loads and stores on every architecture we support. */
 static inline bool axi_is_block(const ax_page_t *page, const void *p) {
-  return axi_block_index(page, p) < __atomic_load_n(&page->fast_cap, __ATOMIC_RELAXED);
+  return axi_block_index(page, p) < ax_atomic_load_relaxed(&page->fast_cap);
 }
 /* Bytes of blocks carved so far: link and list bounds of the slow paths. */
 static inline uintptr_t axi_page_carved(const ax_page_t *page) {
@@ -294,16 +294,21 @@ static inline bool axi_segmap_has(uintptr_t seg) {
  * entry names the page covering the slice (every slice of a medium or large page names
  * it; a huge mapping's first segment and its block's slice name its page 0), or is NULL:
  * not ours. A pointer above 2^48 aliases a lower slice: the block-start test, which
- * compares the whole pointer with the page's area, rejects it. */
+ * compares the whole pointer with the page's area, rejects it.
+ * A first-level entry holds its table's address less the offset of its region's first slice
+ * (i << (AX_PM_L2_BITS + 3)), so that the slice number itself indexes it: no mask for the
+ * second level (integers, not pointers: a biased base points into no object). Shifting the
+ * pointer left by 16 first drops the bits above 2^48. */
 #define AX_SLICE_SHIFT 16
 #define AX_PM_L2_BITS 20
 #define AX_PM_L1_BITS (48 - AX_SLICE_SHIFT - AX_PM_L2_BITS)
-AXI_HIDDEN extern ax_page_t **axi_pagemap[(size_t)1 << AX_PM_L1_BITS];
+AXI_HIDDEN extern uintptr_t axi_pagemap[(size_t)1 << AX_PM_L1_BITS];
 
 static inline ax_page_t *axi_pagemap_get(const void *p) {
-  uintptr_t s = (uintptr_t)p >> AX_SLICE_SHIFT, i = s >> AX_PM_L2_BITS;
-  ax_page_t **l2 = axi_pagemap[i & (((uintptr_t)1 << AX_PM_L1_BITS) - 1)];
-  return __atomic_load_n(&l2[s & (((uintptr_t)1 << AX_PM_L2_BITS) - 1)], __ATOMIC_RELAXED);
+  uintptr_t q = (uintptr_t)p << 16;
+  uintptr_t i = q >> (64 - AX_PM_L1_BITS), s = q >> (16 + AX_SLICE_SHIFT);
+  return (ax_page_t *)ax_atomic_load_relaxed(
+      (const ax_atomic_word *)(axi_pagemap[i] + s * sizeof(ax_page_t *)));
 }
 
 static inline ax_segment_t *axi_segment_of(const void *p) {
@@ -335,12 +340,18 @@ static inline void axi_set_link(const ax_page_t *page, ax_block_t *b, const ax_b
   AX_TRACK_NOACCESS(b, sizeof *b);
 }
 
-/* A free block's link, decoded, is NULL or a block of its page: a first word that decodes
- * to NULL or into the same segment may be a block that is free already (one xor, which
- * sets the flags for the NULL test, and a shift). Anything else cannot be on a list. */
+/* A free block's link, decoded, is NULL or a block of the heap: an address below 2^48, whose
+ * top 16 bits are zero, while a page's key has bit 63 set and not all of bits 48..63 (see
+ * axi_page_key), so that the first words a program leaves in its blocks (pointers, small or
+ * negative integers, text: its top 16 bits from two bytes of a string, below 0x8000) decode
+ * to a top that is not zero. One xor with the key that the push needs anyway, and a shift:
+ * a block that passes may be free already, and the caller looks (axi_check_double_free). */
 static inline bool axi_looks_free(const ax_page_t *page, const ax_block_t *b) {
-  uintptr_t link = (uintptr_t)axi_link(page, b);
-  return link == 0 || ((link ^ (uintptr_t)b) >> AX_SEGMENT_SHIFT) == 0;
+  return ((uintptr_t)axi_link(page, b) >> 48) == 0;
+}
+/* A page's key from a random word: bit 63 set, and not all of bits 48..63 (axi_looks_free). */
+static inline uintptr_t axi_page_key(uint64_t r) {
+  return (uintptr_t)((r | (uint64_t)1 << 63) & ~((uint64_t)1 << 48));
 }
 
 /* post: the block of size's class freed last, taken off heap's cache; NULL when there is
@@ -537,7 +548,7 @@ AXI_HIDDEN void axi_check_carve(ax_page_t *page, ax_block_t *first, uint32_t n);
  * leaves them for check.c: the default mode pays nothing for the switch. */
 static inline void axi_page_set_capacity(ax_page_t *page, uint32_t capacity) {
   page->capacity = capacity;
-  __atomic_store_n(&page->fast_cap, axi_checked ? 0 : capacity, __ATOMIC_RELAXED);
+  ax_atomic_store_relaxed(&page->fast_cap, axi_checked ? 0 : capacity);
 }
 /* pre: block_size > 0. Sets div_inv and div_shift for axi_is_block. */
 static inline void axi_page_set_divisor(ax_page_t *page, uint32_t block_size) {

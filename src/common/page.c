@@ -288,21 +288,25 @@ static void page_init(ax_page_t *page, unsigned c) {
   page->block_size = (uint32_t)bsize;
   page->reserved = (uint32_t)((axi_page_end(page) - page->area) / bsize);
   axi_page_set_divisor(page, (uint32_t)bsize);
-  page->key = (uintptr_t)axi_random(); /* per page, from the process's random seed */
+  page->key = axi_page_key(axi_random()); /* per page, from the process's random seed */
   if (axi_checked)
     page->is_zero = 0; /* blocks carry check.c's free pattern, not zeroes */
 }
 
 /* Carve about 4 KiB worth of untouched blocks (at least one) onto the free list:
  * touching a page of memory at a time keeps RSS and page faults proportional to use.
+ * At least 8 blocks up to 1 KiB: with the 4 of 1 KiB that fit in 4 KiB, a malloc/free loop
+ * with one other block live refilled from local_free every 3 pairs (79 instructions per
+ * pair in pair.sh against 58 at 16 B); 8 is as many as local_usable lets a page hold and
+ * still refill from local_free when every block is back.
  * One block at a time above 4 KiB: with 4, a vector regrown every round by doubling
  * realloc cycled through 4 untouched 512 KiB blocks (wl_strings: 10.5 MB peak RSS against
  * glibc's 5.3 MB), because a freed block waits on local_free while free still has blocks.
  * pre: page->free is empty and capacity < reserved. */
 static void page_extend(ax_heap_t *heap, ax_page_t *page) {
   uint32_t n = page->reserved - page->capacity, max = 4096 / page->block_size;
-  if (max < 1)
-    max = 1;
+  if (max < 8)
+    max = page->block_size <= AX_DIRECT_MAX ? 8 : max < 1 ? 1 : max;
   if (page->touched > page->capacity + max) /* memory used before: carve it all at once */
     max = page->touched - page->capacity;
   if (n > max)

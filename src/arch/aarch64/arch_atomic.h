@@ -84,8 +84,11 @@ static inline const char *ax_arch_atomics_name(void) { return AXI_ATOMICS_LSE() 
 
 /* ---- loads and stores: pre (all): p aligned to 8 ----------------------------------------- */
 
+/* Relaxed loads and stores as volatile accesses, as Linux's READ_ONCE/WRITE_ONCE: GCC 12
+ * emits an __atomic relaxed load or store of p->field as ADD + LDR, where a volatile access
+ * takes LDR with an offset (free()'s fast path: 37 instructions, 34 this way). */
 static inline uintptr_t ax_arch_load_relaxed(const ax_atomic_word *p) {
-  return __atomic_load_n(p, __ATOMIC_RELAXED); /* LDR */
+  return *(const volatile ax_atomic_word *)p; /* LDR */
 }
 /* post: no later access in program order is performed before this load. */
 static inline uintptr_t ax_arch_load_acquire(const ax_atomic_word *p) {
@@ -96,7 +99,7 @@ static inline uintptr_t ax_arch_load_acquire(const ax_atomic_word *p) {
   return v;
 }
 static inline void ax_arch_store_relaxed(ax_atomic_word *p, uintptr_t v) {
-  __atomic_store_n(p, v, __ATOMIC_RELAXED); /* STR */
+  *(volatile ax_atomic_word *)p = v; /* STR */
 }
 /* post: every access before it in program order is visible before this store is. */
 static inline void ax_arch_store_release(ax_atomic_word *p, uintptr_t v) {
