@@ -45,15 +45,19 @@ static AX_NOINLINE void *zeroed(void *b, size_t size) {
 }
 
 /* Sizes above the direct table: the heap's cache first (cache.c), for its sizes; every
- * call below is a tail call, so a block from the cache costs no register save.
- * pre: size > AX_DIRECT_MAX. */
-static AX_NOINLINE void *malloc_mid(size_t size, bool zero) {
-  if (size <= AX_CACHE_MAX) {
-    ax_block_t *b = axi_cache_pop(axi_tls_heap, size);
-    if (b)
-      return zero ? zeroed(b, size) : b;
-  }
-  return malloc_slow(size, zero);
+ * call below is a tail call, so a block from the cache costs no register save. calloc has
+ * its own copy, so that malloc's tests no flag. pre: size > AX_DIRECT_MAX. */
+static AX_NOINLINE void *malloc_mid(size_t size) {
+  ax_block_t *b;
+  if (size <= AX_CACHE_MAX && (b = axi_cache_pop(axi_tls_heap, size)))
+    return b;
+  return malloc_slow(size, false);
+}
+static AX_NOINLINE void *calloc_mid(size_t size) {
+  ax_block_t *b;
+  if (size <= AX_CACHE_MAX && (b = axi_cache_pop(axi_tls_heap, size)))
+    return zeroed(b, size);
+  return malloc_slow(size, true);
 }
 
 static inline void *heap_malloc(ax_heap_t *heap, size_t n) {
@@ -70,7 +74,7 @@ static inline void *heap_malloc(ax_heap_t *heap, size_t n) {
     }
     return malloc_slow(n, false);
   }
-  return malloc_mid(n, false);
+  return malloc_mid(n);
 }
 
 void *ax_malloc(size_t n) { return heap_malloc(axi_tls_heap, n); }
@@ -97,7 +101,7 @@ void *ax_calloc(size_t count, size_t size) {
     }
     return malloc_slow(n, true);
   }
-  return malloc_mid(n, true);
+  return calloc_mid(n);
 }
 
 /* ---- sizes -------------------------------------------------------------------------- */

@@ -82,15 +82,15 @@ void axi_cache_free(ax_page_t *page, ax_block_t *b) {
   axi_set_link(page, b, b); /* looks free to a second free() of it */
   heap->cache.last = b;
   heap->cache.last_cls = page->cls;
-  if (before)
+  if (before_cls)
     push(heap, before_cls, before);
 }
 
 /* Every cached block goes back to its page (trim, thread exit, refused mappings). */
 void axi_cache_flush(ax_heap_t *heap) {
-  if (heap->cache.last)
+  if (heap->cache.last_cls)
     give_back(heap, heap->cache.last);
-  heap->cache.last = NULL;
+  heap->cache.last_cls = 0;
   for (unsigned i = 0; i < AX_CACHE_N; i++) {
     give_back_oldest(heap, i, heap->cache.n[i]);
     heap->cache.n[i] = 0;
@@ -101,7 +101,7 @@ void axi_cache_flush(ax_heap_t *heap) {
 bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_block_t *b) {
   if (!axi_class_cached(c))
     return false;
-  if (heap->cache.last == b)
+  if (heap->cache.last_cls && heap->cache.last == b)
     return true;
   unsigned i = c - AX_CACHE_FIRST;
   for (uint32_t k = 0; k < heap->cache.n[i]; k++)

@@ -74,8 +74,10 @@ static AX_NOINLINE void free_cached_suspect(ax_page_t *page, ax_block_t *b) {
  * same double-free filter as the fast path first, so that a random free among full pages does not
  * walk their lists, 35 instructions per free in bm_pairs/random). */
 static AX_NOINLINE void free_other(ax_page_t *page, ax_block_t *b) {
-  uintptr_t owner = ax_atomic_load_relaxed(&page->xowner);
-  if ((owner & ~AX_OWNER_FLAGS) != ax_arch_thread_id())
+  uintptr_t owner = ax_atomic_load_relaxed(&page->xowner), x = owner ^ ax_arch_thread_id();
+  if (x == AX_OWNER_CACHED) /* the common case here first: ours, cached, not full */
+    return axi_looks_free(page, b) ? free_cached_suspect(page, b) : axi_cache_free(page, b);
+  if (x & ~AX_OWNER_FLAGS)
     return axi_remote_free(axi_segment_of(page), page, b);
   if (owner & AX_OWNER_CACHED)
     return axi_looks_free(page, b) ? free_cached_suspect(page, b) : axi_cache_free(page, b);

@@ -220,8 +220,8 @@ typedef struct ax_cache {
    * heap's, not its class's, so the next malloc's load of it need not wait for the page
    * lookup that found the class (a malloc/free loop of 4 KiB: 19 ns per pair with the
    * stacks alone, 10-14 with this; before the cache 14) */
-  ax_block_t *last;
-  uint32_t last_cls;
+  ax_block_t *last;  /* valid while last_cls != 0 */
+  uint32_t last_cls; /* 0: no last block */
   uint32_t n[AX_CACHE_N];
   ax_block_t *slot[AX_CACHE_N][AX_CACHE_SLOTS + 1]; /* + 1: a push overfills, then halves */
 } ax_cache_t;
@@ -368,9 +368,10 @@ static inline uintptr_t axi_page_key(uint64_t r) {
  * none. pre: AX_DIRECT_MAX < size <= AX_CACHE_MAX. (cache.c has the rest.) */
 static inline ax_block_t *axi_cache_pop(ax_heap_t *heap, size_t size) {
   unsigned c = axi_cache_class[(size - 1) >> 8], i = c - AX_CACHE_FIRST;
-  ax_block_t *b = heap->cache.last;
-  if (b && heap->cache.last_cls == c) {
-    heap->cache.last = NULL;
+  ax_block_t *b;
+  if (heap->cache.last_cls == c) { /* one compare: last_cls is 0 when there is no last */
+    b = heap->cache.last;
+    heap->cache.last_cls = 0;
   } else {
     uint32_t n = heap->cache.n[i];
     if (!n)

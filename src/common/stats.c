@@ -69,7 +69,7 @@ void ax_stats_get(ax_stats_t *out) {
     add_live(self->full.first, out);
     for (unsigned i = 0; i < AX_CACHE_N; i++) /* cached blocks count as used in their pages */
       out->class_live[AX_CACHE_FIRST + i] -= self->cache.n[i];
-    if (self->cache.last)
+    if (self->cache.last_cls)
       out->class_live[self->cache.last_cls]--;
   }
   out->mallocs = out->huge_allocs;
