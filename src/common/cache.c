@@ -54,23 +54,25 @@ static void give_back_oldest(ax_heap_t *heap, unsigned i, uint32_t n) {
     give_back(heap, heap->cache.slot[i][k]);
 }
 
-/* Stack i holds one block more than its depth: its older half goes back (one of two). */
-static AX_NOINLINE void halve(ax_heap_t *heap, unsigned i) {
-  uint32_t n = heap->cache.n[i], half = n / 2;
+/* Push b on stack i, which is full (depth[i] blocks): its older half goes back first, the
+ * larger half for an odd count (the one block of a depth of 1). */
+static AX_NOINLINE void push_full(ax_heap_t *heap, unsigned i, ax_block_t *b) {
+  uint32_t n = heap->cache.n[i], half = (n + 1) / 2;
   give_back_oldest(heap, i, half);
   for (uint32_t k = half; k < n; k++)
     heap->cache.slot[i][k - half] = heap->cache.slot[i][k];
-  heap->cache.n[i] = n - half;
+  heap->cache.slot[i][n - half] = b;
+  heap->cache.n[i] = n - half + 1;
 }
 
 /* Push b, of class c, on its stack. */
 static void push(ax_heap_t *heap, unsigned c, ax_block_t *b) {
   unsigned i = c - AX_CACHE_FIRST;
   uint32_t n = heap->cache.n[i];
+  if (ax_unlikely(n == depth[i]))
+    return push_full(heap, i, b); /* a tail call: the common path saves no register */
   heap->cache.slot[i][n] = b;
-  heap->cache.n[i] = ++n;
-  if (ax_unlikely(n > depth[i]))
-    halve(heap, i); /* a tail call: the common path saves no register */
+  heap->cache.n[i] = n + 1;
 }
 
 /* b becomes the heap's last freed block; the one before it goes on its class's stack.

@@ -223,7 +223,7 @@ typedef struct ax_cache {
   ax_block_t *last;  /* valid while last_cls != 0 */
   uint32_t last_cls; /* 0: no last block */
   uint32_t n[AX_CACHE_N];
-  ax_block_t *slot[AX_CACHE_N][AX_CACHE_SLOTS + 1]; /* + 1: a push overfills, then halves */
+  ax_block_t *slot[AX_CACHE_N][AX_CACHE_SLOTS]; /* rows of 16: an index is a shift */
 } ax_cache_t;
 
 static inline bool axi_class_cached(unsigned c) { return c - AX_CACHE_FIRST < AX_CACHE_N; }
