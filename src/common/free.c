@@ -69,6 +69,12 @@ static AX_NOINLINE void free_cached_suspect(ax_page_t *page, ax_block_t *b) {
   axi_cache_free(page, b);
 }
 
+/* A block of our own page of a cached class goes to the cache, after a look when it may be
+ * free already. */
+static inline void free_cached(ax_page_t *page, ax_block_t *b) {
+  return axi_looks_free(page, b) ? free_cached_suspect(page, b) : axi_cache_free(page, b);
+}
+
 /* The page's owner word is not our thread id: another thread's page (remote free), our own
  * of a cached class (cache.c), or our own in the full list (a local free that brings it back: the
  * same double-free filter as the fast path first, so that a random free among full pages does not
@@ -76,11 +82,11 @@ static AX_NOINLINE void free_cached_suspect(ax_page_t *page, ax_block_t *b) {
 static AX_NOINLINE void free_other(ax_page_t *page, ax_block_t *b) {
   uintptr_t owner = ax_atomic_load_relaxed(&page->xowner), x = owner ^ ax_arch_thread_id();
   if (x == AX_OWNER_CACHED) /* the common case here first: ours, cached, not full */
-    return axi_looks_free(page, b) ? free_cached_suspect(page, b) : axi_cache_free(page, b);
+    return free_cached(page, b);
   if (x & ~AX_OWNER_FLAGS)
     return axi_remote_free(axi_segment_of(page), page, b);
-  if (owner & AX_OWNER_CACHED)
-    return axi_looks_free(page, b) ? free_cached_suspect(page, b) : axi_cache_free(page, b);
+  if (owner & AX_OWNER_CACHED) /* ours, cached, and in the full list */
+    return free_cached(page, b);
   if (axi_looks_free(page, b)) /* a tail call: a call would make the remote path save registers */
     return free_local_suspect(page, b);
   push_local(page, b);

@@ -305,8 +305,10 @@ static void page_init(ax_page_t *page, unsigned c) {
  * pre: page->free is empty and capacity < reserved. */
 static void page_extend(ax_heap_t *heap, ax_page_t *page) {
   uint32_t n = page->reserved - page->capacity, max = 4096 / page->block_size;
-  if (max < 8)
-    max = page->block_size <= AX_DIRECT_MAX ? 8 : max < 1 ? 1 : max;
+  if (page->block_size <= AX_DIRECT_MAX && max < 8)
+    max = 8;
+  if (max < 1)
+    max = 1;
   if (page->touched > page->capacity + max) /* memory used before: carve it all at once */
     max = page->touched - page->capacity;
   if (n > max)
