@@ -172,6 +172,7 @@ static AX_NOINLINE void *realloc_irregular(ax_segment_t *seg, void *p, size_t n)
   if (n <= old && n >= old / 2)
     return p;
   if (n > AX_LARGE_MAX) {
+    axi_page_purge_tick(axi_tls_heap); /* (the empty heap has nothing due) */
     void *q = axi_huge_realloc(seg, p, n);
     if (q)
       return q;

@@ -176,6 +176,7 @@ ax_page_t *axi_heap_page_with_free(ax_heap_t *heap, unsigned c) {
 
 /* A request no address space holds fails at once: nothing to release for it. */
 void *axi_heap_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
+  axi_page_purge_tick(heap);
   void *p = axi_huge_alloc(heap, size, align, zero);
   if (!p && axi_huge_possible(size, align) && axi_heap_release(heap))
     p = axi_huge_alloc(heap, size, align, zero);

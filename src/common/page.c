@@ -383,7 +383,11 @@ static uint64_t retire_pinned_large(ax_heap_t *heap, uint64_t now) {
   return next;
 }
 
-static void purge_tick(ax_heap_t *heap) {
+/* Retire the empty pages and purge the free memory whose delay has passed, if any waits:
+ * the slow paths call it, and so do huge allocations and reallocs (heap.c, alloc.c), which
+ * may be all a program does for a long time (wl_vecgrow: 16 vectors grown by mremap kept
+ * the large pages their growth had left dirty until the end). */
+void axi_page_purge_tick(ax_heap_t *heap) {
   if (!heap->next_purge_ms && !heap->next_retire_ms)
     return;
   uint64_t now = axi_now_ms();
@@ -463,7 +467,7 @@ static ax_page_t *find_page(ax_heap_t *heap, unsigned c) {
     if ((page = queue_find(heap, c)))
       return page;
   }
-  purge_tick(heap);
+  axi_page_purge_tick(heap);
   enum ax_kind kind = axi_class_kind(c);
   for (int i = 0; i < 8 && !heap->segs[kind].first && axi_page_reclaim(heap); i++)
     if ((page = queue_find(heap, c)))
@@ -613,7 +617,7 @@ void axi_free_slow(ax_page_t *page, ax_block_t *b) {
   axi_segment_check_cookie(seg); /* the heap pointer below comes from the header */
   ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
   if (page_freed(heap, page))
-    purge_tick(heap);
+    axi_page_purge_tick(heap);
 }
 
 /* A block of heap's cache goes back to its page as a local free (cache.c). No purge here:
