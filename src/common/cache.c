@@ -75,17 +75,17 @@ static void push(ax_heap_t *heap, unsigned c, ax_block_t *b) {
   heap->cache.n[i] = n + 1;
 }
 
-/* b becomes the heap's last freed block; the one before it goes on its class's stack.
- * pre: the calling thread owns page, whose class is cached; b passed free()'s checks. */
+/* b goes in the heap's last slot when that is empty, else on its class's stack (a block
+ * already in the slot stays: moving it to its stack cost a second push whenever the program
+ * alternates classes, as wl_oneblock does). pre: the calling thread owns page, whose class
+ * is cached; b passed free()'s checks. */
 void axi_cache_free(ax_page_t *page, ax_block_t *b) {
   ax_heap_t *heap = axi_tls_heap; /* the page's owner is this thread: its heap */
-  ax_block_t *before = heap->cache.last;
-  unsigned before_cls = heap->cache.last_cls;
-  axi_set_link(page, b, b); /* looks free to a second free() of it */
+  axi_set_link(page, b, b);       /* looks free to a second free() of it */
+  if (heap->cache.last_cls)
+    return push(heap, page->cls, b);
   heap->cache.last = b;
   heap->cache.last_cls = page->cls;
-  if (before_cls)
-    push(heap, before_cls, before);
 }
 
 /* Every cached block goes back to its page (trim, thread exit, refused mappings). */

@@ -216,10 +216,10 @@ typedef struct ax_heap_stats {
 #define AX_CACHE_SLOTS 16u
 #define AX_CACHE_BYTES ((size_t)64 << 10)
 typedef struct ax_cache {
-  /* The block freed last, of class last_cls, apart from the stacks: its address is the
-   * heap's, not its class's, so the next malloc's load of it need not wait for the page
-   * lookup that found the class (a malloc/free loop of 4 KiB: 19 ns per pair with the
-   * stacks alone, 10-14 with this; before the cache 14) */
+  /* One freed block, of class last_cls, apart from the stacks (a free fills it when it is
+   * empty): its address is the heap's, not its class's, so the next malloc's load of it
+   * need not wait for the page lookup that found the class (a malloc/free loop of 4 KiB:
+   * 19 ns per pair with the stacks alone, 10-14 with this; before the cache 14) */
   ax_block_t *last;  /* valid while last_cls != 0 */
   uint32_t last_cls; /* 0: no last block */
   uint32_t n[AX_CACHE_N];
@@ -364,8 +364,9 @@ static inline uintptr_t axi_page_key(uint64_t r) {
   return (uintptr_t)((r | (uint64_t)1 << 63) & ~((uint64_t)1 << 48));
 }
 
-/* post: the block of size's class freed last, taken off heap's cache; NULL when there is
- * none. pre: AX_DIRECT_MAX < size <= AX_CACHE_MAX. (cache.c has the rest.) */
+/* post: a block of size's class taken off heap's cache (the one in `last`, else its stack's
+ * top); NULL when there is none. pre: AX_DIRECT_MAX < size <= AX_CACHE_MAX. (cache.c has
+ * the rest.) */
 static inline ax_block_t *axi_cache_pop(ax_heap_t *heap, size_t size) {
   unsigned c = axi_cache_class[(size - 1) >> 8], i = c - AX_CACHE_FIRST;
   ax_block_t *b;
