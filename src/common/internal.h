@@ -340,18 +340,17 @@ static inline void axi_set_link(const ax_page_t *page, ax_block_t *b, const ax_b
   AX_TRACK_NOACCESS(b, sizeof *b);
 }
 
-/* A free block's link, decoded, is NULL or a block of the heap: an address below 2^48, whose
- * top 16 bits are zero, while a page's key has bit 63 set and not all of bits 48..63 (see
- * axi_page_key), so that the first words a program leaves in its blocks (pointers, small or
- * negative integers, text: its top 16 bits from two bytes of a string, below 0x8000) decode
- * to a top that is not zero. One xor with the key that the push needs anyway, and a shift:
- * a block that passes may be free already, and the caller looks (axi_check_double_free). */
+/* A free block's link, decoded, is NULL or a block of the heap: an address below 2^48, so
+ * an encoded link's top 16 bits are the key's. A page's key has bit 63 set and not all of
+ * bits 48..63 (axi_page_key), so the first words a program leaves in its blocks (pointers,
+ * small or negative integers, text: two bytes of a string, below 0x8000) have other top
+ * bits. A block that passes may be free already, and the caller looks
+ * (axi_check_double_free). The test reads bytes 6 and 7 of each word (both architectures
+ * are little-endian) as 2-byte loads: a narrower store the program just made at offsets 0..5
+ * (a byte at p[0]) does not overlap them, so the load need not wait for that store to reach
+ * the cache, as an 8-byte load of the word must (30 M malloc(32), p[0] = i, free: 333 ms
+ * with the 8-byte load, 211 with this, tcmalloc 230). */
 static inline bool axi_looks_free(const ax_page_t *page, const ax_block_t *b) {
-  /* The top 16 bits of the word (bytes 6 and 7: both architectures are little-endian) equal
-   * the key's. A 2-byte load: a narrower store the program just made at offsets 0..5 (a
-   * byte at p[0]) does not overlap it, so the load need not wait for that store to reach
-   * the cache, as an 8-byte load of the word must (30 M malloc(32), p[0] = i, free: 333 ms
-   * with the 8-byte load, 211 with this, tcmalloc 230). */
   uint16_t top, key_top; /* the key's top too as a 2-byte load: no shift */
   __builtin_memcpy(&key_top, (const char *)&page->key + 6, sizeof key_top);
   AX_TRACK_DEFINED(b, sizeof *b);
