@@ -79,7 +79,7 @@ static void push(ax_heap_t *heap, unsigned c, ax_block_t *b) {
  * already in the slot stays: moving it to its stack cost a second push whenever the program
  * alternates classes, as wl_oneblock does). pre: the calling thread owns page, whose class
  * is cached; b passed free()'s checks. */
-void axi_cache_free(ax_page_t *page, ax_block_t *b) {
+void axi_cache_free(ax_block_t *b, ax_page_t *page) {
   ax_heap_t *heap = axi_tls_heap; /* the page's owner is this thread: its heap */
   axi_set_link(page, b, b);       /* looks free to a second free() of it */
   if (heap->cache.last_cls)

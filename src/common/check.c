@@ -286,10 +286,10 @@ void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p)
     axi_set_link(page, b, page->local_free);
     page->local_free = b;
     if (--page->used == 0 || (owner & AX_OWNER_FULL))
-      axi_free_slow(page, b);
+      axi_free_slow(b, page);
     return;
   }
-  axi_remote_free(seg, page, b);
+  axi_remote_free(b, page, seg);
 }
 
 /* pre: seg validated; page = the descriptor p falls in.

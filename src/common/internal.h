@@ -498,7 +498,7 @@ AXI_HIDDEN void *axi_page_malloc_current(ax_heap_t *heap, size_t size, bool zero
 AXI_HIDDEN bool axi_page_reclaim(ax_heap_t *heap);
 AXI_HIDDEN void axi_pages_retire_empty(ax_heap_t *heap);
 AXI_HIDDEN void axi_page_purge_tick(ax_heap_t *heap);
-AXI_HIDDEN void axi_free_slow(ax_page_t *page, ax_block_t *b);
+AXI_HIDDEN void axi_free_slow(ax_block_t *b, ax_page_t *page);
 AXI_HIDDEN void axi_page_give_back(ax_heap_t *heap, ax_page_t *page, ax_block_t *b);
 AXI_HIDDEN void axi_page_collect(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_page_count_mallocs(ax_heap_t *heap, ax_page_t *page);
@@ -510,7 +510,7 @@ AXI_HIDDEN ax_block_t *axi_page_pop(ax_page_t *page);
 AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted_list(const ax_page_t *page,
                                                              const ax_block_t *b);
 /* cache.c */
-AXI_HIDDEN void axi_cache_free(ax_page_t *page, ax_block_t *b);
+AXI_HIDDEN void axi_cache_free(ax_block_t *b, ax_page_t *page);
 AXI_HIDDEN void axi_cache_flush(ax_heap_t *heap);
 AXI_HIDDEN bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_block_t *b);
 
@@ -520,7 +520,7 @@ AXI_HIDDEN __attribute__((noreturn)) void axi_bad_pointer(const char *fn, ax_seg
                                                           const void *p);
 AXI_HIDDEN ax_segment_t *axi_header_off_map(const char *fn, const void *p);
 AXI_HIDDEN void axi_check_double_free(ax_page_t *page, ax_block_t *b);
-AXI_HIDDEN void axi_remote_free(ax_segment_t *seg, ax_page_t *page, ax_block_t *b);
+AXI_HIDDEN void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg);
 
 /* heap.c */
 AXI_HIDDEN ax_heap_t *axi_heap_init_thread(void);

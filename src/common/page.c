@@ -611,8 +611,9 @@ static bool page_freed(ax_heap_t *heap, ax_page_t *page) {
 }
 
 /* pre: the caller owns the page; b was just pushed on local_free and either the page is
- * now empty or it sat in the full list. */
-void axi_free_slow(ax_page_t *page, ax_block_t *b) {
+ * now empty or it sat in the full list. (b first: free()'s fast path tail-calls this with
+ * p still in the first argument's register.) */
+void axi_free_slow(ax_block_t *b, ax_page_t *page) {
   ax_segment_t *seg = axi_segment_of(page);
   axi_segment_check_cookie(seg); /* the heap pointer below comes from the header */
   ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
