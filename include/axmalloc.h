@@ -65,6 +65,10 @@ typedef struct ax_stats {
   uint64_t class_mallocs[AX_NUM_CLASSES]; /* blocks handed out per size class */
   uint64_t class_live[AX_NUM_CLASSES];    /* live blocks per size class in the calling
                                            * thread's own pages (exact) */
+  uint64_t remote_frees;     /* blocks freed by threads other than their page's owner (by
+                              * threads with a heap: a thread's first frees are not counted) */
+  uint64_t remote_publishes; /* CASes that handed such blocks over: one per block freed
+                              * alone, one per chain of a page's blocks (remote.c) */
 } ax_stats_t;
 
 void ax_stats_get(ax_stats_t *out);

@@ -40,7 +40,7 @@ endforeach()
 # budgets) cannot hold there by design; everything else must pass.
 if(AX_CHECKED)
   foreach(t t_budget t_api t_realloc t_stats t_full_pages t_cache t_free_filter t_cxx_new
-            t_cxx_new_static)
+            t_cxx_new_static t_remote_batch)
     if(TEST ${t})
       set_tests_properties(${t} PROPERTIES DISABLED TRUE)
     endif()

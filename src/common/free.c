@@ -122,36 +122,6 @@ void ax_free(void *p) { free_block("free", p); }
  * size buys nothing; a wrong one is harmless. */
 void ax_free_sized(void *p, size_t size) { free_block("free_sized", p); }
 
-/* ---- remote frees ----------------------------------------------------------------------- */
-
-/* One CAS pushes the block on the page's thread_free list; no lock, no sleep.
- * Once the CAS has succeeded the owner may collect the block, empty the page and unmap the
- * segment (trim, thread exit, a cache trim, a refused mapping): nothing after it touches the
- * segment or the page (t_race_remote stops a thread right there). What the rare case needs
- * (a page that leaves the full list: tell its heap) is read before the CAS, while the block
- * we still hold keeps the segment alive. Heaps are never unmapped (heap.c), so the increment
- * after it is safe even if the owner exits meanwhile: a stale heap gets one needless
- * revisit, and if the segment was abandoned and reclaimed in that window, its new owner finds
- * the page at its next revisit, trim or exit instead of at once. The header's cookie is
- * checked before a heap pointer read from it is used: an overflow from the block before the
- * segment must not turn the increment into a write anywhere. */
-void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
-  uintptr_t cookie = seg->cookie;
-  /* relaxed: only the address is used, for an atomic add (heaps are type-stable) */
-  ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
-  uintptr_t tf = ax_atomic_load_relaxed(&page->thread_free);
-  do
-    axi_set_link(page, b, (ax_block_t *)(tf & ~AX_TF_FULL));
-  while (!ax_atomic_cas_release(&page->thread_free, &tf, (uintptr_t)b));
-  AX_HOOK(AX_HOOK_REMOTE_FREE_PUBLISHED, b);
-  if (ax_unlikely(tf & AX_TF_FULL)) { /* we took the page out of "full": tell its heap */
-    if (cookie != ((uintptr_t)seg ^ axi_cookie_key))
-      axi_corrupted(seg);
-    if (heap)
-      ax_atomic_fetch_add_relaxed(&heap->full_pending, 1);
-  }
-}
-
 /* ---- bad frees ---------------------------------------------------------------------- */
 
 void axi_invalid_free(const char *fn, const void *p) {

@@ -69,6 +69,7 @@ static pthread_key_t heap_key;
 
 static void heap_done(void *arg) {
   ax_heap_t *heap = arg;
+  axi_remote_flush(heap, true);
   axi_cache_flush(heap);
   axi_pages_collect_all(heap);
   axi_segment_purge(heap, true); /* what stays behind with abandoned segments is purged */
@@ -127,6 +128,7 @@ static void fork_child(void) {
  * own slow path (their heaps are theirs alone). pre: heap is the calling thread's. */
 void axi_heap_trim(ax_heap_t *heap) {
   if (heap != &axi_heap_empty) {
+    axi_remote_flush(heap, true);
     for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
       ;
     axi_cache_flush(heap);
@@ -147,6 +149,7 @@ void axi_heap_trim(ax_heap_t *heap) {
  * 2-3). post: true when something was unmapped. */
 bool axi_heap_release(ax_heap_t *heap) {
   uint64_t before = ax_atomic_load_relaxed(&axi_stats.munmap_calls);
+  axi_remote_flush(heap, false);
   axi_huge_pack_tight();
   for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
     ;

@@ -204,6 +204,7 @@ typedef struct ax_segq {
 typedef struct ax_heap_stats {
   uint64_t class_mallocs[AX_CLASSES];
   uint64_t huge_allocs;
+  uint64_t remote_frees, remote_publishes; /* blocks freed into other threads' pages; CASes */
 } ax_heap_stats_t;
 
 /* The heap's cache of freed mid-size blocks (cache.c): a stack per class of AX_CACHE_FIRST
@@ -231,6 +232,24 @@ static inline bool axi_class_cached(unsigned c) { return c - AX_CACHE_FIRST < AX
  * 256 B apart or more, so (n - 1) >> 8 names one (cache.c; t_cache checks every size). */
 AXI_HIDDEN extern const uint8_t axi_cache_class[AX_CACHE_MAX >> 8];
 
+/* A thread's chains of blocks it freed into other threads' pages, one per slot, each
+ * published with one CAS (remote.c). */
+#define AX_RB_SLOTS_LOG2 4
+#define AX_RB_SLOTS (1u << AX_RB_SLOTS_LOG2)
+#define AX_RB_CHAIN 64u                 /* blocks in a chain at most */
+#define AX_RB_BYTES ((size_t)64 << 10) /* and bytes */
+#define AX_RB_HEAPLESS 64u              /* remote frees before a thread without heap gets one */
+typedef struct ax_remote_slot {
+  ax_page_t *page;          /* the page of the chain, or of the last free here (compared) */
+  ax_block_t *head, *tail;  /* the chain, linked with page's key; valid while n > 0 */
+  uint32_t n, limit;        /* blocks in it; published when n reaches limit */
+} ax_remote_slot_t;
+typedef struct ax_remote_batch {
+  uint32_t open; /* slots with n > 0 */
+  uint32_t last; /* the slot a remote free used last */
+  ax_remote_slot_t slot[AX_RB_SLOTS];
+} ax_remote_batch_t;
+
 typedef struct ax_heap {
   ax_page_t *direct[AX_DIRECT_N]; /* size n -> page of its class (or the empty page) */
   ax_pageq_t queue[AX_CLASSES];   /* pages with (probably) free blocks, per class */
@@ -249,6 +268,7 @@ typedef struct ax_heap {
   struct ax_heap *pool_next;
   ax_heap_stats_t stats;
   ax_cache_t cache; /* freed blocks of mid-size classes (cache.c) */
+  ax_remote_batch_t rb; /* blocks freed into other threads' pages, not yet published */
   /* Read and written by other threads, at any time: heaps are type-stable, and a remote free
    * may add to a heap that its owner left and a new thread is taking over (init does not
    * memset these). */
@@ -520,7 +540,11 @@ AXI_HIDDEN __attribute__((noreturn)) void axi_bad_pointer(const char *fn, ax_seg
                                                           const void *p);
 AXI_HIDDEN ax_segment_t *axi_header_off_map(const char *fn, const void *p);
 AXI_HIDDEN void axi_check_double_free(ax_page_t *page, ax_block_t *b);
+/* remote.c */
 AXI_HIDDEN void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg);
+AXI_HIDDEN void axi_remote_push(ax_page_t *page, ax_segment_t *seg, ax_block_t *head,
+                                ax_block_t *tail);
+AXI_HIDDEN void axi_remote_flush(ax_heap_t *heap, bool forget);
 
 /* heap.c */
 AXI_HIDDEN ax_heap_t *axi_heap_init_thread(void);
@@ -580,6 +604,7 @@ typedef struct ax_global_stats {
   ax_atomic_word segments_live, segments_abandoned, segments_reclaimed;
   ax_atomic_word huge_cache_hits, heaps_live;
   ax_atomic_word huge_allocs;
+  ax_atomic_word remote_frees, remote_publishes;
   ax_atomic_word class_mallocs[AX_CLASSES];
 } ax_global_stats_t;
 AXI_HIDDEN extern ax_global_stats_t axi_stats;

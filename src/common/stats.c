@@ -13,6 +13,8 @@ void axi_stats_merge_heap(ax_heap_t *heap) {
   for (unsigned c = 0; c < AX_CLASSES; c++)
     ax_atomic_fetch_add_relaxed(&axi_stats.class_mallocs[c], heap->stats.class_mallocs[c]);
   ax_atomic_fetch_add_relaxed(&axi_stats.huge_allocs, heap->stats.huge_allocs);
+  ax_atomic_fetch_add_relaxed(&axi_stats.remote_frees, heap->stats.remote_frees);
+  ax_atomic_fetch_add_relaxed(&axi_stats.remote_publishes, heap->stats.remote_publishes);
   memset(&heap->stats, 0, sizeof heap->stats);
 }
 
@@ -21,6 +23,8 @@ static void add_heap(ax_heap_t *heap, void *arg) {
   for (unsigned c = 0; c < AX_CLASSES; c++)
     out->class_mallocs[c] += __atomic_load_n(&heap->stats.class_mallocs[c], __ATOMIC_RELAXED);
   out->huge_allocs += __atomic_load_n(&heap->stats.huge_allocs, __ATOMIC_RELAXED);
+  out->remote_frees += __atomic_load_n(&heap->stats.remote_frees, __ATOMIC_RELAXED);
+  out->remote_publishes += __atomic_load_n(&heap->stats.remote_publishes, __ATOMIC_RELAXED);
 }
 
 static void add_own(ax_heap_t *heap, ax_page_t *page) {
@@ -59,6 +63,8 @@ void ax_stats_get(ax_stats_t *out) {
   out->huge_cache_hits = G(huge_cache_hits);
   out->heaps_live = G(heaps_live);
   out->huge_allocs = G(huge_allocs);
+  out->remote_frees = G(remote_frees);
+  out->remote_publishes = G(remote_publishes);
   for (unsigned c = 0; c < AX_CLASSES; c++)
     out->class_mallocs[c] = G(class_mallocs[c]);
 #undef G
@@ -99,6 +105,8 @@ void ax_stats_print(void) {
             (unsigned long long)s.os_madvise_calls, (unsigned long long)s.os_mremap_calls,
             (unsigned long long)s.segments_live, (unsigned long long)s.segments_abandoned,
             (unsigned long long)s.segments_reclaimed, (unsigned long long)s.heaps_live);
+  axi_write("  remote frees       %llu (CASes %llu)\n", (unsigned long long)s.remote_frees,
+            (unsigned long long)s.remote_publishes);
   axi_write("  class  block size      mallocs   live (this thread)\n");
   for (unsigned c = 1; c < AX_CLASSES; c++)
     if (s.class_mallocs[c] || s.class_live[c])

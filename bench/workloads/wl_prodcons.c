@@ -1,0 +1,132 @@
+/* wl_prodcons.c -- producers allocate, consumers free: every free is a remote free.
+ *
+ * Models seed 000's worker/collector split at its barest, as mimalloc-bench's xmalloc-test
+ * does: producer threads malloc blocks of one size, write a tag into each and hand them over
+ * in arrays of 256 pointers through one bounded queue (a mutex and two condition variables:
+ * one lock per 256 blocks, so the allocator's cost dominates); consumer threads check each
+ * tag and free the block, then the array. The work is fixed (blocks in total), so the time
+ * must not grow with the number of threads, even past the number of cores; run it with
+ * 1+1 .. 16+16 threads for the scaling sweep.
+ *
+ * Usage: wl_prodcons [blocks [producers [consumers [size]]]]   (defaults 20000000 2 2 64)
+ *
+ * stdout: exactly one line "checksum <n>" (the sum of every block's tag: independent of
+ * which consumer freed which block). Exit status 1 on allocation failure or a wrong tag.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define BATCH 256
+#define QUEUE_CAP 64
+#define MAX_THREADS 64
+
+static void die(const char *msg) {
+  fprintf(stderr, "wl_prodcons: FAILED: %s\n", msg);
+  exit(1);
+}
+
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t not_full, not_empty;
+  void **slot[QUEUE_CAP];
+  unsigned head, count, producers_left;
+} q = {.lock = PTHREAD_MUTEX_INITIALIZER,
+       .not_full = PTHREAD_COND_INITIALIZER,
+       .not_empty = PTHREAD_COND_INITIALIZER};
+
+static size_t per_producer, block_size;
+
+static void put(void **batch) {
+  pthread_mutex_lock(&q.lock);
+  while (q.count == QUEUE_CAP)
+    pthread_cond_wait(&q.not_full, &q.lock);
+  q.slot[(q.head + q.count++) % QUEUE_CAP] = batch;
+  pthread_cond_signal(&q.not_empty);
+  pthread_mutex_unlock(&q.lock);
+}
+
+/* NULL when every producer is done and the queue is empty. */
+static void **take(void) {
+  pthread_mutex_lock(&q.lock);
+  while (q.count == 0 && q.producers_left)
+    pthread_cond_wait(&q.not_empty, &q.lock);
+  void **batch = NULL;
+  if (q.count) {
+    batch = q.slot[q.head];
+    q.head = (q.head + 1) % QUEUE_CAP;
+    q.count--;
+    pthread_cond_signal(&q.not_full);
+  }
+  pthread_mutex_unlock(&q.lock);
+  return batch;
+}
+
+static void *producer(void *arg) {
+  uint64_t tag = (uintptr_t)arg * per_producer;
+  for (size_t done = 0; done < per_producer;) {
+    void **batch = malloc(sizeof(void *) * (BATCH + 1));
+    if (!batch)
+      die("malloc returned NULL");
+    size_t n = per_producer - done < BATCH ? per_producer - done : BATCH;
+    for (size_t i = 0; i < n; i++) {
+      uint64_t *b = malloc(block_size);
+      if (!b)
+        die("malloc returned NULL");
+      b[0] = ++tag;
+      batch[i] = b;
+    }
+    batch[n] = NULL;
+    done += n;
+    put(batch);
+  }
+  pthread_mutex_lock(&q.lock);
+  if (--q.producers_left == 0)
+    pthread_cond_broadcast(&q.not_empty);
+  pthread_mutex_unlock(&q.lock);
+  return NULL;
+}
+
+static void *consumer(void *arg) {
+  uint64_t *sum = arg;
+  for (void **batch; (batch = take());) {
+    for (size_t i = 0; batch[i]; i++) {
+      uint64_t *b = batch[i];
+      if (b[0] == 0)
+        die("a block lost its tag");
+      *sum += b[0];
+      free(b);
+    }
+    free(batch);
+  }
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  size_t blocks = argc > 1 ? (size_t)atol(argv[1]) : 20000000;
+  int np = argc > 2 ? atoi(argv[2]) : 2, nc = argc > 3 ? atoi(argv[3]) : 2;
+  block_size = argc > 4 ? (size_t)atol(argv[4]) : 64;
+  if (np < 1 || nc < 1 || np > MAX_THREADS || nc > MAX_THREADS || block_size < 8 || !blocks)
+    return 2;
+  per_producer = blocks / (size_t)np;
+  q.producers_left = (unsigned)np;
+  pthread_t pt[MAX_THREADS], ct[MAX_THREADS];
+  uint64_t sums[MAX_THREADS] = {0};
+  for (int i = 0; i < nc; i++)
+    if (pthread_create(&ct[i], NULL, consumer, &sums[i]))
+      die("pthread_create");
+  for (int i = 0; i < np; i++)
+    if (pthread_create(&pt[i], NULL, producer, (void *)(uintptr_t)i))
+      die("pthread_create");
+  for (int i = 0; i < np; i++)
+    pthread_join(pt[i], NULL);
+  uint64_t sum = 0;
+  for (int i = 0; i < nc; i++) {
+    pthread_join(ct[i], NULL);
+    sum += sums[i];
+  }
+  printf("checksum %llu\n", (unsigned long long)sum);
+  return 0;
+}

@@ -1,0 +1,148 @@
+/* Remote frees: a block freed by a thread that does not own its page.
+ *
+ *   remote free(b of page P):  P in the batch's slot for it, with a chain open?
+ *                                append b (no atomic); the chain full: publish it
+ *                              else: publish the slot's chain if it has one, name P in the
+ *                                slot, and publish b alone
+ *   publish(chain of P):       one CAS pushes the whole chain on P->thread_free
+ *
+ * So a lone remote free, or a thread that frees into a different page each time, costs one
+ * CAS per block as before, and a thread that frees many blocks of one page (a consumer, a
+ * GC thread, Larson's rotating arrays) costs one CAS per chain of up to AX_RB_CHAIN blocks
+ * or AX_RB_BYTES bytes. The owner takes chains like single blocks: its one exchange takes
+ * the whole thread_free list (page.c).
+ *
+ * A chain is the freeing thread's alone until it is published, and its blocks still count
+ * as used in their page, so the page and its segment cannot go away meanwhile. It waits at
+ * most until its slot is wanted for another page, the chain fills, or the thread's next
+ * malloc slow path, trim, or exit (axi_remote_flush): a thread that stops freeing holds at
+ * most AX_RB_SLOTS chains until then.
+ */
+#include "internal.h"
+
+/* Publish the chain head .. tail (linked with page's key) on page->thread_free: one CAS.
+ * Once it has succeeded the owner may collect the blocks, empty the page and unmap the
+ * segment (trim, thread exit, a cache trim, a refused mapping): nothing after it touches
+ * the segment or the page (t_race_remote stops a thread right there). What the rare case
+ * needs (a page that leaves the full list: tell its heap) is read before the CAS, while the
+ * blocks we still hold keep the segment alive. Heaps are never unmapped (heap.c), so the
+ * increment after it is safe even if the owner exits meanwhile: a stale heap gets one
+ * needless revisit, and if the segment was abandoned and reclaimed in that window, its new
+ * owner finds the page at its next revisit, trim or exit instead of at once. The header's
+ * cookie is checked before a heap pointer read from it is used: an overflow from the block
+ * before the segment must not turn the increment into a write anywhere. */
+void axi_remote_push(ax_page_t *page, ax_segment_t *seg, ax_block_t *head, ax_block_t *tail) {
+  uintptr_t cookie = seg->cookie;
+  /* relaxed: only the address is used, for an atomic add (heaps are type-stable) */
+  ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
+  uintptr_t tf = ax_atomic_load_relaxed(&page->thread_free);
+  do
+    axi_set_link(page, tail, (ax_block_t *)(tf & ~AX_TF_FULL));
+  while (!ax_atomic_cas_release(&page->thread_free, &tf, (uintptr_t)head));
+  AX_HOOK(AX_HOOK_REMOTE_FREE_PUBLISHED, head);
+  if (ax_unlikely(tf & AX_TF_FULL)) { /* we took the page out of "full": tell its heap */
+    if (cookie != ((uintptr_t)seg ^ axi_cookie_key))
+      axi_corrupted(seg);
+    if (heap)
+      ax_atomic_fetch_add_relaxed(&heap->full_pending, 1);
+  }
+}
+
+static void slot_publish(ax_heap_t *heap, ax_remote_slot_t *s) {
+  axi_remote_push(s->page, axi_segment_of(s->page), s->head, s->tail);
+  heap->stats.remote_frees += s->n;
+  heap->stats.remote_publishes++;
+  heap->rb.open--;
+  s->n = 0;
+}
+
+/* The slot of a page: pages are 64 B or more apart in their segments' headers. */
+static inline unsigned slot_of(const ax_page_t *page) {
+  uintptr_t h = ((uintptr_t)page >> 6) * (uintptr_t)0x9e3779b97f4a7c15u;
+  return (unsigned)(h >> (64 - AX_RB_SLOTS_LOG2));
+}
+
+/* b looks free (axi_looks_free): is it in our open chain already? A double free is then
+ * ours to report; one already published is the owner's to find (a cycle in thread_free
+ * stops its collection: page.c). */
+static void check_chain(const ax_remote_slot_t *s, const ax_block_t *b) {
+  const ax_block_t *x = s->head;
+  for (uint32_t i = 0; i < s->n; i++, x = axi_link(s->page, x))
+    if (x == b)
+      axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
+}
+
+/* A thread that never allocated has no heap to keep chains in: its first frees go one by
+ * one; one that keeps freeing (a consumer, a collector) gets a heap for its chains. */
+static __thread uint32_t heapless_frees __attribute__((tls_model("initial-exec")));
+
+static ax_heap_t *heap_for_chains(void) {
+  if (++heapless_frees < AX_RB_HEAPLESS)
+    return NULL;
+  return axi_heap_init_thread();
+}
+
+/* Everything but an append to the chain of the last slot used: find p's slot; open a chain
+ * there when the slot names the page already (its second free), else name the page in it,
+ * publishing what the slot held, and publish b alone. A name may outlive its page (names
+ * are only compared): a chain's limit is set when it opens. */
+static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
+  ax_heap_t *heap = axi_tls_heap;
+  if (heap == &axi_heap_empty && !(heap = heap_for_chains()))
+    return axi_remote_push(page, seg, b, b);
+  unsigned i = slot_of(page);
+  ax_remote_slot_t *s = &heap->rb.slot[i];
+  if (s->page == page && s->n) { /* a chain, not the last used, or b looks free */
+    if (axi_looks_free(page, b))
+      check_chain(s, b);
+    axi_set_link(page, b, s->head);
+    s->head = b;
+    heap->rb.last = i;
+    if (++s->n >= s->limit)
+      slot_publish(heap, s);
+    return;
+  }
+  uint32_t fit = (uint32_t)(AX_RB_BYTES / page->block_size);
+  if (s->page == page && fit >= 2) { /* (bigger blocks: little to gain, much to hold) */
+    s->limit = fit < AX_RB_CHAIN ? fit : AX_RB_CHAIN;
+    axi_set_link(page, b, NULL); /* the tail looks free too, to a second free of it */
+    s->head = s->tail = b;
+    s->n = 1;
+    heap->rb.open++;
+    heap->rb.last = i;
+    return;
+  }
+  if (s->n)
+    slot_publish(heap, s);
+  s->page = page;
+  heap->stats.remote_frees++;
+  heap->stats.remote_publishes++;
+  axi_remote_push(page, seg, b, b);
+}
+
+static AX_NOINLINE void chain_full(ax_heap_t *heap, ax_remote_slot_t *s) { slot_publish(heap, s); }
+
+/* The common case, without a call: b joins the open chain of the slot used last, which
+ * holds blocks of its page (a consumer frees runs of blocks its producer carved in a row).
+ * The empty heap's slots name no page, so a thread without a heap always falls through. */
+void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
+  ax_heap_t *heap = axi_tls_heap;
+  ax_remote_slot_t *s = &heap->rb.slot[heap->rb.last];
+  if (ax_unlikely(s->page != page || s->n == 0 || axi_looks_free(page, b)))
+    return free_slow(b, page, seg);
+  axi_set_link(page, b, s->head);
+  s->head = b;
+  if (ax_unlikely(++s->n >= s->limit))
+    return chain_full(heap, s);
+}
+
+/* Publish every open chain (the thread's malloc slow path, trim, exit); forget: and the
+ * pages the slots name (trim: the next free into any page goes alone). pre: heap is the
+ * calling thread's. */
+void axi_remote_flush(ax_heap_t *heap, bool forget) {
+  for (unsigned i = 0; heap->rb.open && i < AX_RB_SLOTS; i++)
+    if (heap->rb.slot[i].n)
+      slot_publish(heap, &heap->rb.slot[i]);
+  for (unsigned i = 0; forget && i < AX_RB_SLOTS; i++)
+    heap->rb.slot[i].page = NULL;
+}
