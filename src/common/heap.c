@@ -132,7 +132,7 @@ void axi_heap_trim(ax_heap_t *heap) {
     for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
       ;
     axi_cache_flush(heap);
-    axi_pages_collect_all(heap);
+    axi_pages_retire_empty(heap, true);
     axi_segment_purge(heap, true);
   }
   axi_segment_cache_trim(AX_TRIM_ALL);
@@ -154,7 +154,7 @@ bool axi_heap_release(ax_heap_t *heap) {
   for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
     ;
   axi_cache_flush(heap);
-  axi_pages_retire_empty(heap);
+  axi_pages_retire_empty(heap, false);
   axi_segment_cache_trim(AX_TRIM_ALL_NOWAIT);
   axi_huge_cache_trim(AX_TRIM_ALL_NOWAIT);
   return ax_atomic_load_relaxed(&axi_stats.munmap_calls) != before;

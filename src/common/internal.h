@@ -516,7 +516,7 @@ AXI_HIDDEN void axi_segment_fork_release(void);
 AXI_HIDDEN void *axi_page_malloc(ax_heap_t *heap, size_t size, bool zero);
 AXI_HIDDEN void *axi_page_malloc_current(ax_heap_t *heap, size_t size, bool zero);
 AXI_HIDDEN bool axi_page_reclaim(ax_heap_t *heap);
-AXI_HIDDEN void axi_pages_retire_empty(ax_heap_t *heap);
+AXI_HIDDEN void axi_pages_retire_empty(ax_heap_t *heap, bool all);
 AXI_HIDDEN void axi_page_purge_tick(ax_heap_t *heap);
 AXI_HIDDEN void axi_free_slow(ax_block_t *b, ax_page_t *page);
 AXI_HIDDEN void axi_page_give_back(ax_heap_t *heap, ax_page_t *page, ax_block_t *b);

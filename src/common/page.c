@@ -633,20 +633,23 @@ void axi_page_give_back(ax_heap_t *heap, ax_page_t *page, ax_block_t *b) {
 /* ---- heap-wide walks (heap.c's policies: trim, thread exit, refused mappings) ---------- */
 
 /* Retire every page of heap that is empty once remote frees are collected, pages in the
- * full list included (O(pages + remote frees), not O(blocks) like trim), so that segments
- * can empty into the cache. The current page of a small or medium class stays (it is
- * pinned): the next malloc of that size would map it again (axi_heap_release); a large
- * class's goes too, when empty: it holds a segment (t_oom_cxx: 6 of 125 blocks of 2 MiB). */
-void axi_pages_retire_empty(ax_heap_t *heap) {
-  for (unsigned c = axi_class_of(AX_MEDIUM_MAX + 1); c < AX_CLASSES; c++)
-    unpin(heap, c); /* a large page is a whole segment: worth more than the next call */
-  while (heap->full.first)
-    page_unfull(heap, heap->full.first);
+ * full list that remote frees reached included, in O(pages + remote frees): no free list is
+ * walked (stress-ng's malloc stressor calls malloc_trim every 8th operation; walking them
+ * made each trim cost 107,000 instructions there). The current page of a small or medium
+ * class stays (it is pinned) unless all: the next malloc of that size would map it again
+ * (axi_heap_release); a large class's goes too, when empty: it holds a segment (t_oom_cxx:
+ * 6 of 125 blocks of 2 MiB). all (trim): every current page goes when empty. */
+void axi_pages_retire_empty(ax_heap_t *heap, bool all) {
+  for (unsigned c = all ? 1 : axi_class_of(AX_MEDIUM_MAX + 1); c < AX_CLASSES; c++)
+    unpin(heap, c);
+  if (ax_atomic_load_relaxed(&heap->full_pending)) /* else no remote free has reached a */
+    revisit_full(heap);                             /* full page: none of them is empty */
   for (unsigned c = 1; c < AX_CLASSES; c++) {
     for (ax_page_t *page = heap->queue[c].first, *next; page; page = next) {
       next = page->next;
       axi_page_collect(heap, page);
-      if (page->used == 0) { /* the current page is pinned: it stays */
+      /* all: a page pinned when the one before it left goes too (leaving unpins it) */
+      if ((all ? axi_page_live(page) : page->used) == 0) {
         queue_remove(heap, page);
         axi_page_count_mallocs(heap, page);
         axi_segment_page_retire(heap, page);
