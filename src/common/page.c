@@ -642,8 +642,9 @@ void axi_page_give_back(ax_heap_t *heap, ax_page_t *page, ax_block_t *b) {
 void axi_pages_retire_empty(ax_heap_t *heap, bool all) {
   for (unsigned c = all ? 1 : axi_class_of(AX_MEDIUM_MAX + 1); c < AX_CLASSES; c++)
     unpin(heap, c);
-  if (ax_atomic_load_relaxed(&heap->full_pending)) /* else no remote free has reached a */
-    revisit_full(heap);                             /* full page: none of them is empty */
+  /* a full page that no remote free has reached is not empty */
+  if (ax_atomic_load_relaxed(&heap->full_pending))
+    revisit_full(heap);
   for (unsigned c = 1; c < AX_CLASSES; c++) {
     for (ax_page_t *page = heap->queue[c].first, *next; page; page = next) {
       next = page->next;
