@@ -24,8 +24,8 @@
 static AX_NOINLINE void *malloc_slow(size_t size, bool zero) {
   ax_heap_t *heap = axi_tls_heap;
   void *p;
-  if (heap->rb.open) /* our chains of remote frees wait no longer than our next refill */
-    axi_remote_flush(heap, false);
+  if (heap->rb.open) /* our chains of remote frees wait two refills at most (remote.c) */
+    axi_remote_age(heap);
   if (ax_likely(size <= AX_LARGE_MAX) && (p = axi_page_malloc_current(heap, size, zero)))
     return p;
   if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_heap_init_thread())) {

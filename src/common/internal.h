@@ -234,10 +234,10 @@ AXI_HIDDEN extern const uint8_t axi_cache_class[AX_CACHE_MAX >> 8];
 
 /* A thread's chains of blocks it freed into other threads' pages, one per slot, each
  * published with one CAS (remote.c). */
-#define AX_RB_SLOTS_LOG2 4
-#define AX_RB_SLOTS (1u << AX_RB_SLOTS_LOG2)
+#define AX_RB_SLOTS_LOG2 6
+#define AX_RB_SLOTS (1u << AX_RB_SLOTS_LOG2) /* at most 64: one bit each in a word */
 #define AX_RB_CHAIN 64u                 /* blocks in a chain at most */
-#define AX_RB_BYTES ((size_t)64 << 10) /* and bytes */
+#define AX_RB_BYTES ((size_t)16 << 10) /* and bytes: 1 MiB held at most */
 #define AX_RB_HEAPLESS 64u              /* remote frees before a thread without heap gets one */
 typedef struct ax_remote_slot {
   ax_page_t *page;          /* the page of the chain, or of the last free here (compared) */
@@ -245,8 +245,9 @@ typedef struct ax_remote_slot {
   uint32_t n, limit;        /* blocks in it; published when n reaches limit */
 } ax_remote_slot_t;
 typedef struct ax_remote_batch {
-  uint32_t open; /* slots with n > 0 */
-  uint32_t last; /* the slot a remote free used last */
+  uint64_t open;  /* bit i: slot i has a chain (n > 0) */
+  uint64_t older; /* open chains that waited through a malloc refill already */
+  uint32_t last;  /* the slot a remote free used last */
   ax_remote_slot_t slot[AX_RB_SLOTS];
 } ax_remote_batch_t;
 
@@ -545,6 +546,7 @@ AXI_HIDDEN void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *se
 AXI_HIDDEN void axi_remote_push(ax_page_t *page, ax_segment_t *seg, ax_block_t *head,
                                 ax_block_t *tail);
 AXI_HIDDEN void axi_remote_flush(ax_heap_t *heap, bool forget);
+AXI_HIDDEN void axi_remote_age(ax_heap_t *heap);
 
 /* heap.c */
 AXI_HIDDEN ax_heap_t *axi_heap_init_thread(void);

@@ -1,7 +1,8 @@
 /* Remote frees: a block freed by a thread that does not own its page.
  *
- *   remote free(b of page P):  P in the batch's slot for it, with a chain open?
- *                                append b (no atomic); the chain full: publish it
+ *   remote free(b of page P):  P's slot names P, with a chain open? append b (no atomic);
+ *                                the chain full: publish it
+ *                              names P, no chain? open one with b
  *                              else: publish the slot's chain if it has one, name P in the
  *                                slot, and publish b alone
  *   publish(chain of P):       one CAS pushes the whole chain on P->thread_free
@@ -14,9 +15,10 @@
  *
  * A chain is the freeing thread's alone until it is published, and its blocks still count
  * as used in their page, so the page and its segment cannot go away meanwhile. It waits at
- * most until its slot is wanted for another page, the chain fills, or the thread's next
- * malloc slow path, trim, or exit (axi_remote_flush): a thread that stops freeing holds at
- * most AX_RB_SLOTS chains until then.
+ * most until its slot is wanted for another page, the chain fills, the thread's second
+ * malloc refill after it opened (axi_remote_age), a trim, or the thread's exit
+ * (axi_remote_flush): a thread that stops freeing holds at most AX_RB_SLOTS chains of
+ * AX_RB_BYTES until then.
  */
 #include "internal.h"
 
@@ -52,7 +54,9 @@ static void slot_publish(ax_heap_t *heap, ax_remote_slot_t *s) {
   axi_remote_push(s->page, axi_segment_of(s->page), s->head, s->tail);
   heap->stats.remote_frees += s->n;
   heap->stats.remote_publishes++;
-  heap->rb.open--;
+  uint64_t bit = (uint64_t)1 << (s - heap->rb.slot);
+  heap->rb.open &= ~bit;
+  heap->rb.older &= ~bit;
   s->n = 0;
 }
 
@@ -108,7 +112,7 @@ static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *
     axi_set_link(page, b, NULL); /* the tail looks free too, to a second free of it */
     s->head = s->tail = b;
     s->n = 1;
-    heap->rb.open++;
+    heap->rb.open |= (uint64_t)1 << i;
     heap->rb.last = i;
     return;
   }
@@ -136,13 +140,20 @@ void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
     return chain_full(heap, s);
 }
 
-/* Publish every open chain (the thread's malloc slow path, trim, exit); forget: and the
- * pages the slots name (trim: the next free into any page goes alone). pre: heap is the
- * calling thread's. */
+/* Publish every open chain (trim, refused mapping, exit); forget: and the pages the slots
+ * name (trim: the next free into any page goes alone). pre: heap is the calling thread's. */
 void axi_remote_flush(ax_heap_t *heap, bool forget) {
-  for (unsigned i = 0; heap->rb.open && i < AX_RB_SLOTS; i++)
-    if (heap->rb.slot[i].n)
-      slot_publish(heap, &heap->rb.slot[i]);
+  for (uint64_t m = heap->rb.open; m; m &= m - 1)
+    slot_publish(heap, &heap->rb.slot[__builtin_ctzll(m)]);
   for (unsigned i = 0; forget && i < AX_RB_SLOTS; i++)
     heap->rb.slot[i].page = NULL;
+}
+
+/* The thread's malloc refill: publish the chains that were open at its previous refill
+ * already, so that no chain waits longer than two refills of a thread that allocates, and
+ * one that a thread keeps adding to across a refill is not cut short. */
+void axi_remote_age(ax_heap_t *heap) {
+  for (uint64_t m = heap->rb.older & heap->rb.open; m; m &= m - 1)
+    slot_publish(heap, &heap->rb.slot[__builtin_ctzll(m)]);
+  heap->rb.older = heap->rb.open;
 }
