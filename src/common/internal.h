@@ -94,41 +94,43 @@ typedef struct ax_block {
 #define AX_TF_FULL ((uintptr_t)1)
 
 typedef struct ax_page {
-  /* first cache line: everything the owner's malloc and free fast paths touch */
-  ax_block_t *free; /* blocks ready to hand out (encoded list) */
-  uintptr_t key;    /* xor key of this page's lists */
+  /* first cache line: what the owner writes on its fast paths, and thread_free, which
+   * other threads write once per chain of remote frees (remote.c) */
+  ax_block_t *free;           /* blocks ready to hand out (encoded list) */
+  ax_block_t *local_free;     /* blocks the owner freed */
+  ax_atomic_word thread_free; /* blocks other threads freed (encoded list) | AX_TF_FULL */
+  /* blocks handed out and not freed back to this page's own lists, + 1 while the page is
+   * its class's current page (pinned): so a free that empties the current page finds
+   * used != 0 and stays on the fast path; axi_page_live() is the count itself */
+  uint32_t used;
+  uint8_t is_zero;             /* every block on `free` is zero but for its first word */
+  uint8_t pinned;              /* 1 while the page is heap->direct's page of its class (see used) */
+  struct ax_page *next, *prev; /* the heap's queue for the class, or its full list */
+  uint32_t capacity;           /* blocks carved so far */
+  /* statistics: blocks handed out since the last refill = refill - length of free */
+  uint32_t refill;
+  uint32_t touched;  /* blocks ever carved: their memory is committed and dirty */
+  uint32_t reserved; /* blocks that fit */
+  /* second cache line: what every free reads, the remote ones too, and the owner writes
+   * only on its slow paths, so that a thread freeing into another's page does not make the
+   * owner's next malloc miss (nor the reverse) */
+  uintptr_t key; /* xor key of this page's lists */
   /* the owner's thread id | AX_OWNER_FULL; 0 while abandoned or not in use. free()'s one
    * compare with the thread id answers "local, and nothing to do but push" */
   ax_atomic_word xowner;
-  ax_block_t *local_free; /* blocks the owner freed */
-  uintptr_t area;         /* first block */
+  uintptr_t area; /* first block */
   /* the block-start test (axi_is_block): block_size = odd << div_shift, div_inv = the
    * inverse of odd modulo 2^64, and fast_cap the blocks free() accepts: capacity (a
    * block-aligned pointer never handed out is an invalid pointer); 0 when the page is not
    * in use, huge, or in checked mode (every free then leaves the fast path for check.c) */
   uint64_t div_inv;
   ax_atomic_word fast_cap;
-  /* blocks handed out and not freed back to this page's own lists, + 1 while the page is
-   * its class's current page (pinned): so a free that empties the current page finds
-   * used != 0 and stays on the fast path; axi_page_live() is the count itself */
-  uint32_t used;
+  uint64_t retired_ms; /* when the page became free (delayed purge) */
+  uint64_t huge_size;  /* checked mode, huge blocks: the size the program asked for */
+  uint32_t block_size;
   uint8_t div_shift;
   uint8_t cls;
-  uint8_t is_zero; /* every block on `free` is zero but for its first word */
   uint8_t in_use;
-  /* second cache line: written by other threads, so that their frees do not steal the
-   * owner's fast-path line */
-  ax_atomic_word thread_free;  /* blocks other threads freed (encoded list) | AX_TF_FULL */
-  struct ax_page *next, *prev; /* the heap's queue for the class, or its full list */
-  uint64_t retired_ms;         /* when the page became free (delayed purge) */
-  uint64_t huge_size;          /* checked mode, huge blocks: the size the program asked for */
-  uint32_t capacity;           /* blocks carved so far */
-  uint32_t reserved;           /* blocks that fit */
-  /* statistics: blocks handed out since the last refill = refill - length of free */
-  uint32_t refill;
-  uint32_t touched; /* blocks ever carved: their memory is committed and dirty */
-  uint32_t block_size;
-  uint8_t pinned; /* 1 while the page is heap->direct's page of its class (see used) */
 } ax_page_t;
 
 /* xowner's low bit: the page sits in its heap's full list (free() must bring it back). */
@@ -236,13 +238,13 @@ AXI_HIDDEN extern const uint8_t axi_cache_class[AX_CACHE_MAX >> 8];
  * published with one CAS (remote.c). */
 #define AX_RB_SLOTS_LOG2 6
 #define AX_RB_SLOTS (1u << AX_RB_SLOTS_LOG2) /* at most 64: one bit each in a word */
-#define AX_RB_CHAIN 64u                 /* blocks in a chain at most */
-#define AX_RB_BYTES ((size_t)16 << 10) /* and bytes: 1 MiB held at most */
-#define AX_RB_HEAPLESS 64u              /* remote frees before a thread without heap gets one */
+#define AX_RB_CHAIN 64u                      /* blocks in a chain at most */
+#define AX_RB_BYTES ((size_t)16 << 10)       /* and bytes: 1 MiB held at most */
+#define AX_RB_HEAPLESS 64u /* remote frees before a thread without heap gets one */
 typedef struct ax_remote_slot {
-  ax_page_t *page;          /* the page of the chain, or of the last free here (compared) */
-  ax_block_t *head, *tail;  /* the chain, linked with page's key; valid while n > 0 */
-  uint32_t n, limit;        /* blocks in it; published when n reaches limit */
+  ax_page_t *page;         /* the page of the chain, or of the last free here (compared) */
+  ax_block_t *head, *tail; /* the chain, linked with page's key; valid while n > 0 */
+  uint32_t n, limit;       /* blocks in it; published when n reaches limit */
 } ax_remote_slot_t;
 typedef struct ax_remote_batch {
   uint64_t open;  /* bit i: slot i has a chain (n > 0) */
@@ -268,7 +270,7 @@ typedef struct ax_heap {
   uint64_t next_retire_ms;  /* 0: no empty page waits */
   struct ax_heap *pool_next;
   ax_heap_stats_t stats;
-  ax_cache_t cache; /* freed blocks of mid-size classes (cache.c) */
+  ax_cache_t cache;     /* freed blocks of mid-size classes (cache.c) */
   ax_remote_batch_t rb; /* blocks freed into other threads' pages, not yet published */
   /* Read and written by other threads, at any time: heaps are type-stable, and a remote free
    * may add to a heap that its owner left and a new thread is taking over (init does not
