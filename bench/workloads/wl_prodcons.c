@@ -8,7 +8,12 @@
  * must not grow with the number of threads, even past the number of cores; run it with
  * 1+1 .. 16+16 threads for the scaling sweep.
  *
- * Usage: wl_prodcons [blocks [producers [consumers [size]]]]   (defaults 20000000 2 2 64)
+ * Usage: wl_prodcons [blocks [producers [consumers [size [spread]]]]]
+ *        (defaults 20000000 2 2 64 1)
+ *   spread > 1: each consumer takes that many arrays before it frees, then frees one block
+ *   of each in turn, so that consecutive frees land in different pages (spread 512 with
+ *   64 B blocks: about 128 pages in rotation): the sparse pattern, where batching remote
+ *   frees per page cannot help.
  *
  * stdout: exactly one line "checksum <n>" (the sum of every block's tag: independent of
  * which consumer freed which block). Exit status 1 on allocation failure or a wrong tag.
@@ -37,7 +42,7 @@ static struct {
        .not_full = PTHREAD_COND_INITIALIZER,
        .not_empty = PTHREAD_COND_INITIALIZER};
 
-static size_t per_producer, block_size;
+static size_t per_producer, block_size, spread;
 
 static void put(void **batch) {
   pthread_mutex_lock(&q.lock);
@@ -89,18 +94,39 @@ static void *producer(void *arg) {
   return NULL;
 }
 
+static void drop(uint64_t *sum, uint64_t *b) {
+  if (b[0] == 0)
+    die("a block lost its tag");
+  *sum += b[0];
+  free(b);
+}
+
+/* Takes up to `spread` arrays, then frees block i of each before block i + 1 of any. */
 static void *consumer(void *arg) {
   uint64_t *sum = arg;
-  for (void **batch; (batch = take());) {
-    for (size_t i = 0; batch[i]; i++) {
-      uint64_t *b = batch[i];
-      if (b[0] == 0)
-        die("a block lost its tag");
-      *sum += b[0];
-      free(b);
+  void ***held = malloc(sizeof(void **) * spread);
+  if (!held)
+    die("malloc returned NULL");
+  for (size_t n;;) {
+    for (n = 0; n < spread && (held[n] = take()); n++)
+      ;
+    if (n == 0)
+      break;
+    for (size_t i = 0, left = n; left; i++) {
+      left = 0;
+      for (size_t k = 0; k < n; k++)
+        if (held[k] && held[k][i]) {
+          drop(sum, held[k][i]);
+          left++;
+        } else if (held[k]) {
+          free(held[k]);
+          held[k] = NULL;
+        }
     }
-    free(batch);
+    for (size_t k = 0; k < n; k++)
+      free(held[k]);
   }
+  free(held);
   return NULL;
 }
 
@@ -108,7 +134,9 @@ int main(int argc, char **argv) {
   size_t blocks = argc > 1 ? (size_t)atol(argv[1]) : 20000000;
   int np = argc > 2 ? atoi(argv[2]) : 2, nc = argc > 3 ? atoi(argv[3]) : 2;
   block_size = argc > 4 ? (size_t)atol(argv[4]) : 64;
-  if (np < 1 || nc < 1 || np > MAX_THREADS || nc > MAX_THREADS || block_size < 8 || !blocks)
+  spread = argc > 5 ? (size_t)atol(argv[5]) : 1;
+  if (np < 1 || nc < 1 || np > MAX_THREADS || nc > MAX_THREADS || block_size < 8 || !blocks ||
+      !spread)
     return 2;
   per_producer = blocks / (size_t)np;
   q.producers_left = (unsigned)np;
