@@ -50,7 +50,7 @@ void axi_remote_push(ax_page_t *page, ax_segment_t *seg, ax_block_t *head, ax_bl
   }
 }
 
-static void slot_publish(ax_heap_t *heap, ax_remote_slot_t *s) {
+static AX_NOINLINE void slot_publish(ax_heap_t *heap, ax_remote_slot_t *s) {
   axi_remote_push(s->page, axi_segment_of(s->page), s->head, s->tail);
   heap->stats.remote_frees += s->n;
   heap->stats.remote_publishes++;
@@ -76,6 +76,14 @@ static void check_chain(const ax_remote_slot_t *s, const ax_block_t *b) {
       axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
 }
 
+/* b joins s's open chain, which it fills up to its limit. */
+static inline void chain_append(ax_heap_t *heap, ax_remote_slot_t *s, ax_block_t *b) {
+  axi_set_link(s->page, b, s->head);
+  s->head = b;
+  if (ax_unlikely(++s->n >= s->limit))
+    return slot_publish(heap, s);
+}
+
 /* A thread that never allocated has no heap to keep chains in: its first frees go one by
  * one; one that keeps freeing (a consumer, a collector) gets a heap for its chains. */
 static __thread uint32_t heapless_frees __attribute__((tls_model("initial-exec")));
@@ -99,12 +107,8 @@ static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *
   if (s->page == page && s->n) { /* a chain, not the last used, or b looks free */
     if (axi_looks_free(page, b))
       check_chain(s, b);
-    axi_set_link(page, b, s->head);
-    s->head = b;
     heap->rb.last = i;
-    if (++s->n >= s->limit)
-      slot_publish(heap, s);
-    return;
+    return chain_append(heap, s, b);
   }
   uint32_t fit = (uint32_t)(AX_RB_BYTES / page->block_size);
   if (s->page == page && fit >= 2) { /* (bigger blocks: little to gain, much to hold) */
@@ -124,8 +128,6 @@ static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *
   axi_remote_push(page, seg, b, b);
 }
 
-static AX_NOINLINE void chain_full(ax_heap_t *heap, ax_remote_slot_t *s) { slot_publish(heap, s); }
-
 /* The common case, without a call: b joins the open chain of the slot used last, which
  * holds blocks of its page (a consumer frees runs of blocks its producer carved in a row).
  * The empty heap's slots name no page, so a thread without a heap always falls through. */
@@ -134,10 +136,7 @@ void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
   ax_remote_slot_t *s = &heap->rb.slot[heap->rb.last];
   if (ax_unlikely(s->page != page || s->n == 0 || axi_looks_free(page, b)))
     return free_slow(b, page, seg);
-  axi_set_link(page, b, s->head);
-  s->head = b;
-  if (ax_unlikely(++s->n >= s->limit))
-    return chain_full(heap, s);
+  chain_append(heap, s, b);
 }
 
 /* Publish every open chain (trim, refused mapping, exit); forget: and the pages the slots
