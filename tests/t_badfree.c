@@ -30,7 +30,7 @@ static char static_array[256] __attribute__((aligned(64)));
 
 /* The bad actions. Everything they free is set up before the fork, so the parent knows
  * the address the child will report. */
-static char *blk64, *dbl, *huge, *dbl_huge, *dbl_inter;
+static char *blk64, *dbl, *huge, *dbl_huge, *dbl_inter, *dbl_remote;
 static char *mapped;
 static char *stack_ptr;
 static void *volatile sink;
@@ -45,6 +45,7 @@ static char *full_blk[FULL_N];
 static void setup(void) {
   blk64 = malloc(64);
   dbl = malloc(64);
+  dbl_remote = malloc(64);
   huge = malloc(3 * MIB);
   dbl_huge = malloc(2 * MIB + 4096);
   dbl_inter = malloc(5000);
@@ -57,7 +58,7 @@ static void setup(void) {
     full_blk[i] = malloc(1024);
   CHECK(uncarved && small16 && full_blk[FULL_N - 1]);
   mapped = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  CHECK(blk64 && dbl && huge && dbl_huge && dbl_inter && mapped != MAP_FAILED);
+  CHECK(blk64 && dbl && dbl_remote && huge && dbl_huge && dbl_inter && mapped != MAP_FAILED);
 }
 
 struct mode {
@@ -166,6 +167,14 @@ static void free_remote(void *p) {
   pthread_join(t, NULL);
 }
 static void act_uncarved_remote(void) { free_remote(uncarved_addr()); }
+/* Freed by one thread, then by another: the first free is published on the page's
+ * thread_free list, and the second finds it there (without that check nothing would be
+ * reported until the owner took the list). */
+static void *dbl_remote_addr(void) { return dbl_remote; }
+static void act_double_remote(void) {
+  free_remote(dbl_remote);
+  free_remote(dbl_remote);
+}
 
 /* A linear overflow from the block before a segment runs into its header: the cookie first
  * (it is the header's first word), then owner and heap. A free into a full page, from any
@@ -215,6 +224,7 @@ static const struct mode modes[] = {
     {"uncarved", "axmalloc: free(): invalid pointer", uncarved_addr, act_uncarved, NULL},
     {"uncarved_remote", "axmalloc: free(): invalid pointer", uncarved_addr, act_uncarved_remote,
      NULL},
+    {"double_remote", "axmalloc: free(): double free", dbl_remote_addr, act_double_remote, NULL},
     {"never_returned", "axmalloc: free(): double free", free_head_addr, act_free_head, NULL},
     {"header_overflow", "axmalloc: corrupted segment metadata at", full_seg_addr,
      act_header_overflow, NULL},

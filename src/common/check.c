@@ -289,7 +289,7 @@ void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p)
       axi_free_slow(b, page);
     return;
   }
-  axi_remote_push(page, seg, b, b); /* one by one: no chain to hide a block in */
+  axi_remote_push(page, seg, 1, b, b); /* one by one: no chain to hide a block in */
 }
 
 /* pre: seg validated; page = the descriptor p falls in.

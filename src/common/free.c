@@ -128,7 +128,9 @@ void axi_invalid_free(const char *fn, const void *p) {
   axi_fatal("axmalloc: %s(): invalid pointer %p\n", fn, p);
 }
 
-static bool list_has(const ax_page_t *page, const ax_block_t *list, const ax_block_t *b) {
+/* Is b on list, one of page's free lists? Stops at a link out of the page: a list another
+ * thread may take meanwhile (thread_free) is read safely, if not exactly. */
+bool axi_list_has(const ax_page_t *page, const ax_block_t *list, const ax_block_t *b) {
   for (uint32_t n = 0; list && n <= page->reserved; n++) {
     if (list == b)
       return true;
@@ -142,10 +144,9 @@ static bool list_has(const ax_page_t *page, const ax_block_t *list, const ax_blo
 /* b's first word decodes to a link of this page's lists: b may already be free. Look, in
  * the heap's cache too. pre: the caller owns the page. Returns when b is not free. */
 void axi_check_double_free(ax_page_t *page, ax_block_t *b) {
-  const ax_block_t *remote =
-      (const ax_block_t *)(ax_atomic_load_acquire(&page->thread_free) & ~AX_TF_FULL);
-  if (list_has(page, page->free, b) || list_has(page, page->local_free, b) ||
-      list_has(page, remote, b) || axi_cache_has(axi_tls_heap, page->cls, b))
+  const ax_block_t *remote = axi_tf_list(ax_atomic_load_acquire(&page->thread_free));
+  if (axi_list_has(page, page->free, b) || axi_list_has(page, page->local_free, b) ||
+      axi_list_has(page, remote, b) || axi_cache_has(axi_tls_heap, page->cls, b))
     axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
 }
 

@@ -89,9 +89,17 @@ typedef struct ax_block {
   uintptr_t next_enc;
 } ax_block_t;
 
-/* thread_free's low bit: the page sits in its heap's full list. A remote free that clears
- * it tells the owner (heap->full_pending) that the page has room again. */
+/* thread_free is one word: the list's first block (an address below 2^48, see
+ * axi_looks_free), its length in bits 48..63 (a page holds at most 4,096 blocks), and in
+ * bit 0 AX_TF_FULL: the page sits in its heap's full list. A remote free that clears it
+ * tells the owner (heap->full_pending) that the page has room again. The length bounds the owner's
+ * walk of the list (page.c) and counts the list for ax_stats without walking it. */
 #define AX_TF_FULL ((uintptr_t)1)
+#define AX_TF_LEN_SHIFT 48
+static inline ax_block_t *axi_tf_list(uintptr_t tf) {
+  return (ax_block_t *)(tf & ((((uintptr_t)1 << AX_TF_LEN_SHIFT) - 1) & ~AX_TF_FULL));
+}
+static inline uint32_t axi_tf_len(uintptr_t tf) { return (uint32_t)(tf >> AX_TF_LEN_SHIFT); }
 
 typedef struct ax_page {
   /* first cache line: what the owner writes on its fast paths, and thread_free, which
@@ -543,9 +551,10 @@ AXI_HIDDEN __attribute__((noreturn)) void axi_bad_pointer(const char *fn, ax_seg
                                                           const void *p);
 AXI_HIDDEN ax_segment_t *axi_header_off_map(const char *fn, const void *p);
 AXI_HIDDEN void axi_check_double_free(ax_page_t *page, ax_block_t *b);
+AXI_HIDDEN bool axi_list_has(const ax_page_t *page, const ax_block_t *list, const ax_block_t *b);
 /* remote.c */
 AXI_HIDDEN void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg);
-AXI_HIDDEN void axi_remote_push(ax_page_t *page, ax_segment_t *seg, ax_block_t *head,
+AXI_HIDDEN void axi_remote_push(ax_page_t *page, ax_segment_t *seg, uint32_t n, ax_block_t *head,
                                 ax_block_t *tail);
 AXI_HIDDEN void axi_remote_flush(ax_heap_t *heap, bool forget);
 AXI_HIDDEN void axi_remote_age(ax_heap_t *heap);

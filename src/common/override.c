@@ -66,17 +66,6 @@ typedef struct usage {
   size_t class_free[AX_CLASSES]; /* free blocks per size class */
 } usage_t;
 
-/* Blocks on thread_free. Safe while no other thread can pop the list: the caller owns the
- * page (only the owner pops) or no other thread exists; pushes only prepend. */
-static uint32_t remote_len(const ax_page_t *page) {
-  const ax_block_t *b =
-      (const ax_block_t *)(ax_atomic_load_acquire(&page->thread_free) & ~AX_TF_FULL);
-  uint32_t n = 0;
-  for (; b && n < page->reserved && (uintptr_t)b - page->area < axi_page_carved(page); n++)
-    b = axi_link(page, b); /* (free blocks are no-access to memcheck: axi_link opens the link) */
-  return n;
-}
-
 /* Bytes of page i as in_use counts them: page 0 starts after the segment header. */
 static size_t page_bytes(const ax_segment_t *seg, unsigned i) {
   return (uintptr_t)seg + ((uintptr_t)(i + 1) << seg->page_shift) - axi_page_start(seg, i);
@@ -89,7 +78,8 @@ static void add_segment(usage_t *u, const ax_segment_t *seg) {
       u->free_pages++;
       continue;
     }
-    uint32_t free_n = page->reserved - axi_page_live(page) + remote_len(page);
+    uint32_t free_n = page->reserved - axi_page_live(page) +
+                      axi_tf_len(ax_atomic_load_acquire(&page->thread_free));
     u->free_blocks += free_n;
     u->free_bytes += (size_t)free_n * page->block_size;
     u->class_free[page->cls] += free_n;

@@ -143,6 +143,34 @@ void axi_page_count_mallocs(ax_heap_t *heap, ax_page_t *page) {
   page->refill = len;
 }
 
+/* Take thread_free's blocks onto page->free with one exchange. The list's length comes
+ * with it, so the walk to its tail stops there: a block pushed twice (remote.c catches
+ * most) cannot send it round a cycle, and any other length is a corrupted list. Not walking
+ * when free is empty (the list becomes free as it is) moved each block's cache miss into
+ * malloc and was slower: wl_prodcons median 0.385 -> 0.505 s over 12 interleaved runs (the
+ * walk runs down consecutive blocks, which the prefetcher follows). pre: the caller owns
+ * the page. */
+static void take_remote(ax_page_t *page) {
+  uintptr_t tf = ax_atomic_xchg_acquire(&page->thread_free, 0);
+  ax_block_t *head = axi_tf_list(tf), *tail = head;
+  uint32_t n = axi_tf_len(tf);
+  if (ax_unlikely(n == 0 || n > page->used))
+    axi_corrupted_list(page, head);
+  for (uint32_t i = 1; i < n; i++) {
+    ax_block_t *next = axi_link(page, tail);
+    if (ax_unlikely((uintptr_t)next - page->area >= axi_page_carved(page)))
+      axi_corrupted_list(page, tail);
+    tail = next;
+  }
+  if (ax_unlikely(axi_link(page, tail) != NULL))
+    axi_corrupted_list(page, tail);
+  axi_set_link(page, tail, page->free);
+  page->free = head;
+  page->used -= n;
+  page->is_zero = 0;
+  page->refill += n;
+}
+
 /* Move freed blocks to page->free: local_free when free is empty, and whatever other
  * threads pushed (one exchange for the whole list).
  * pre: the caller owns the page and the page is not in the full list. */
@@ -171,21 +199,8 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
     }
   }
   /* While the process is single-threaded nobody can have pushed: not even a load. */
-  if (!axi_remote_frees_impossible() &&
-      (ax_atomic_load_relaxed(&page->thread_free) & ~AX_TF_FULL)) {
-    ax_block_t *head = (ax_block_t *)ax_atomic_xchg_acquire(&page->thread_free, 0), *tail = head;
-    uint32_t n = 1;
-    for (ax_block_t *next; (next = axi_link(page, tail)); tail = next) {
-      if (ax_unlikely((uintptr_t)next - page->area >= axi_page_carved(page) || n > page->reserved))
-        axi_corrupted_list(page, tail);
-      n++;
-    }
-    axi_set_link(page, tail, page->free);
-    page->free = head;
-    page->used -= n;
-    page->is_zero = 0;
-    page->refill += n;
-  }
+  if (!axi_remote_frees_impossible() && (ax_atomic_load_relaxed(&page->thread_free) & ~AX_TF_FULL))
+    take_remote(page);
   if (was_empty && page->free)
     page->refill = page->capacity - axi_page_live(page); /* all not handed out is on free */
 }

@@ -33,14 +33,18 @@
  * owner finds the page at its next revisit, trim or exit instead of at once. The header's
  * cookie is checked before a heap pointer read from it is used: an overflow from the block
  * before the segment must not turn the increment into a write anywhere. */
-void axi_remote_push(ax_page_t *page, ax_segment_t *seg, ax_block_t *head, ax_block_t *tail) {
+void axi_remote_push(ax_page_t *page, ax_segment_t *seg, uint32_t n, ax_block_t *head,
+                     ax_block_t *tail) {
   uintptr_t cookie = seg->cookie;
   /* relaxed: only the address is used, for an atomic add (heaps are type-stable) */
   ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
   uintptr_t tf = ax_atomic_load_relaxed(&page->thread_free);
-  do
-    axi_set_link(page, tail, (ax_block_t *)(tf & ~AX_TF_FULL));
-  while (!ax_atomic_cas_release(&page->thread_free, &tf, (uintptr_t)head));
+  uintptr_t len;
+  do {
+    axi_set_link(page, tail, axi_tf_list(tf));
+    len = axi_tf_len(tf) + n;
+  } while (
+      !ax_atomic_cas_release(&page->thread_free, &tf, (uintptr_t)head | len << AX_TF_LEN_SHIFT));
   AX_HOOK(AX_HOOK_REMOTE_FREE_PUBLISHED, head);
   if (ax_unlikely(tf & AX_TF_FULL)) { /* we took the page out of "full": tell its heap */
     if (cookie != ((uintptr_t)seg ^ axi_cookie_key))
@@ -51,7 +55,7 @@ void axi_remote_push(ax_page_t *page, ax_segment_t *seg, ax_block_t *head, ax_bl
 }
 
 static AX_NOINLINE void slot_publish(ax_heap_t *heap, ax_remote_slot_t *s) {
-  axi_remote_push(s->page, axi_segment_of(s->page), s->head, s->tail);
+  axi_remote_push(s->page, axi_segment_of(s->page), s->n, s->head, s->tail);
   heap->stats.remote_frees += s->n;
   heap->stats.remote_publishes++;
   uint64_t bit = (uint64_t)1 << (s - heap->rb.slot);
@@ -66,14 +70,18 @@ static inline unsigned slot_of(const ax_page_t *page) {
   return (unsigned)(h >> (64 - AX_RB_SLOTS_LOG2));
 }
 
-/* b looks free (axi_looks_free): is it in our open chain already? A double free is then
- * ours to report; one already published is the owner's to find (a cycle in thread_free
- * stops its collection: page.c). */
-static void check_chain(const ax_remote_slot_t *s, const ax_block_t *b) {
+/* b looks free (axi_looks_free): is it in s's open chain, or published on its page's
+ * thread_free list already? Then this is a double free, reported here, naming the block,
+ * instead of as a corrupted list when the owner takes it (page.c). The list may be taken
+ * meanwhile; axi_list_has stops at a link out of the page. A block the owner has taken
+ * already is the owner's to find (its malloc checks nothing, its next free of it does). */
+static void check_freed(const ax_remote_slot_t *s, ax_page_t *page, const ax_block_t *b) {
   const ax_block_t *x = s->head;
-  for (uint32_t i = 0; i < s->n; i++, x = axi_link(s->page, x))
+  for (uint32_t i = 0; s->page == page && i < s->n; i++, x = axi_link(page, x))
     if (x == b)
       axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
+  if (axi_list_has(page, axi_tf_list(ax_atomic_load_acquire(&page->thread_free)), b))
+    axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
 }
 
 /* b joins s's open chain, which it fills up to its limit. */
@@ -100,13 +108,13 @@ static ax_heap_t *heap_for_chains(void) {
  * are only compared): a chain's limit is set when it opens. */
 static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
   ax_heap_t *heap = axi_tls_heap;
-  if (heap == &axi_heap_empty && !(heap = heap_for_chains()))
-    return axi_remote_push(page, seg, b, b);
   unsigned i = slot_of(page);
+  if (axi_looks_free(page, b))
+    check_freed(&heap->rb.slot[i], page, b);
+  if (heap == &axi_heap_empty && !(heap = heap_for_chains()))
+    return axi_remote_push(page, seg, 1, b, b);
   ax_remote_slot_t *s = &heap->rb.slot[i];
-  if (s->page == page && s->n) { /* a chain, not the last used, or b looks free */
-    if (axi_looks_free(page, b))
-      check_chain(s, b);
+  if (s->page == page && s->n) { /* a chain, not the last used, or b looked free */
     heap->rb.last = i;
     return chain_append(heap, s, b);
   }
@@ -125,7 +133,7 @@ static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *
   s->page = page;
   heap->stats.remote_frees++;
   heap->stats.remote_publishes++;
-  axi_remote_push(page, seg, b, b);
+  axi_remote_push(page, seg, 1, b, b);
 }
 
 /* The common case, without a call: b joins the open chain of the slot used last, which
