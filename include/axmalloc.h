@@ -82,6 +82,10 @@ typedef struct ax_info {
   const char *cpu_features; /* what CPU detection found */
   int single_threaded;      /* 1 while the atomics' plain single-threaded twins are in use */
   size_t page_size;         /* the OS page size the allocator works with */
+  /* 0 while no other thread exists and none ever did, so no block can wait on a page's
+   * list of remote frees (the slow paths skip that list); a fork child of a process that
+   * had threads is 1: it may have inherited some */
+  int remote_frees_possible;
 } ax_info_t;
 void ax_info(ax_info_t *out);
 /* Print statistics to stderr (also done at exit with AXMALLOC_STATS=1). */

@@ -12,6 +12,7 @@ ax_test(t_cache SOURCES t_cache.c)     # the heap's cache of freed mid-size bloc
 ax_test(t_free_filter SOURCES t_free_filter.c) # free()'s double-free filter: who takes the full check
 ax_test(t_stats SOURCES t_stats.c)     # ax_stats_get counters
 ax_test(t_remote_batch SOURCES t_remote_batch.c) # remote frees published alone or in chains
+ax_test(t_fork_kind SOURCES t_fork_kind.c) # a fork child knows whether remote frees can wait
 ax_test(t_trim SOURCES t_trim.c)       # malloc_trim(0) makes RSS fall
 ax_test(t_options SOURCES t_options.c) # stats printer; a quiet process prints nothing
 

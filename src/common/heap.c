@@ -92,8 +92,15 @@ static void heap_done(void *arg) {
 /* Counts this thread's forks in progress, from the start of prepare to the end of the
  * parent/child handler, so that a fork nested anywhere in between sees it. */
 static __thread volatile unsigned fork_depth;
+/* Another thread existed when the fork began (in this process or an ancestor it forked
+ * from: axi_forked is inherited), so the child may inherit blocks pushed on its pages'
+ * thread_free lists. A child of a process that never had a second thread knows none are
+ * there, and keeps the single-threaded shortcuts (stress-ng forks its workers: with
+ * axi_forked set, each malloc_trim there walked every page of every class). */
+static bool fork_parent_mt;
 
 static void fork_prepare(void) {
+  fork_parent_mt = !axi_single_threaded();
   if (fork_depth++ > 0)
     return;
   __atomic_signal_fence(__ATOMIC_SEQ_CST); /* counted before the first lock is taken */
@@ -117,7 +124,8 @@ static void fork_release(void) {
 }
 
 static void fork_child(void) {
-  axi_forked = true; /* our thread_free lists may hold what the parent's threads pushed */
+  if (fork_parent_mt)
+    axi_forked = true; /* our thread_free lists may hold what the parent's threads pushed */
   fork_release();
 }
 

@@ -57,6 +57,7 @@ enum ax_kind { AX_KIND_SMALL, AX_KIND_MEDIUM, AX_KIND_LARGE, AX_KIND_HUGE, AX_KI
 /* 16-byte steps up to 128 B (classes 1..8), then 4 classes per power of two up to 1 MiB
  * (classes 9..60): at most 25% internal waste, 12.5% from 256 B on. */
 #define AX_CLASSES AX_NUM_CLASSES
+_Static_assert(AX_CLASSES <= 64, "class masks (heap->empty_classes) are 64-bit");
 #define AX_CLASS_MAX (AX_CLASSES - 1)
 #define AX_DIRECT_MAX 1024 /* sizes served by heap->direct[n]: one load, no shift */
 #define AX_DIRECT_N (AX_DIRECT_MAX + 1)

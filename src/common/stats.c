@@ -130,5 +130,6 @@ void ax_info(ax_info_t *out) {
   out->bulk_copy = axi_bulk_copy_name();
   out->cpu_features = ax_arch_cpu_features();
   out->single_threaded = axi_single_threaded();
+  out->remote_frees_possible = !axi_remote_frees_impossible();
   out->page_size = axi_os_page;
 }
