@@ -3,7 +3,9 @@
 # peer installed (jemalloc, tcmalloc, mimalloc, tbbmalloc) side by side:
 #   1. the seed workloads (bench/workloads), preloaded, plus axmalloc linked in statically;
 #   2. the Google Benchmark micro-benchmarks (bench/bm_*), preloaded;
-#   3. instructions per operation under callgrind (bench/callgrind/budget.sh).
+#   3. instructions per operation under callgrind (bench/callgrind/budget.sh);
+#   4. the same counted on AArch64 under qemu-aarch64 (bench/qemu/arm_vs_x86.sh: the cross
+#      builds build-aarch64{,-lse,-llsc}, library only, on the CPUs whose atomics they run).
 # Writes build/results/ (markdown, JSON, PNG plots) and bench/RESULTS.md (the summary with
 # the machine, versions, page size and date). About 8 minutes on 2 cores.
 #
@@ -41,8 +43,21 @@ echo "bench.sh: [1/3] workloads, $RUNS interleaved runs, allocators: $ALLOCATORS
 bash bench/compare_workloads.sh "$BUILD_DIR" "$RUNS"
 echo "bench.sh: [2/3] micro-benchmarks, $MICRO_REPS repetitions" >&2
 ALLOCATORS=all BM_MIN_TIME=${BM_MIN_TIME:-0.05} bash bench/compare_micro.sh "$BUILD_DIR" "$MICRO_REPS" >/dev/null
-echo "bench.sh: [3/3] instructions per operation (callgrind)" >&2
+echo "bench.sh: [3/4] instructions per operation (callgrind)" >&2
 bash bench/callgrind/budget.sh "$BUILD_DIR" >"$RES/instructions.md"
+echo "bench.sh: [4/4] instructions per operation on AArch64 (qemu-aarch64)" >&2
+if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null; then
+  for mode in runtime lse llsc; do
+    dir=build-aarch64
+    [[ $mode = runtime ]] || dir=build-aarch64-$mode
+    ax_configure "$dir" "$ROOT/toolchain/aarch64-linux-gnu.cmake" -DAX_AARCH64_ATOMICS=$mode \
+      "${EXTRA_CMAKE_ARGS[@]}" >/dev/null
+    cmake --build "$dir" -j "${JOBS:-2}" --target axmalloc >/dev/null
+  done
+  bash bench/qemu/arm_vs_x86.sh "$BUILD_DIR" build-aarch64 >"$RES/arm_vs_x86.md"
+else
+  echo "(no aarch64-linux-gnu-gcc or qemu-aarch64: not measured)" >"$RES/arm_vs_x86.md"
+fi
 
 # ---- bench/RESULTS.md --------------------------------------------------------------------
 ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed"; }
@@ -70,6 +85,10 @@ ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed"; 
   echo "## Instructions per operation (callgrind)"
   echo
   cat "$RES/instructions.md"
+  echo
+  echo "## Instructions per operation, AArch64 against x86-64"
+  echo
+  cat "$RES/arm_vs_x86.md"
 } >"$ROOT/bench/RESULTS.md"
 
 printf '\nbench.sh: summary in %s; tables, JSON and plots in %s\n' "$ROOT/bench/RESULTS.md" "$RES"

@@ -1,36 +1,52 @@
 #!/usr/bin/env bash
-# Instruction budgets: callgrind instruction counts per allocator operation (hot malloc+free
-# pairs, calloc of recycled memory, realloc growth steps, remote frees), deterministic.
+# Instruction budgets: instruction counts per allocator operation (hot malloc+free pairs,
+# calloc of recycled memory, realloc growth steps, remote frees), deterministic. x86-64 counts
+# come from callgrind; AArch64 counts (--qemu CPU) from qemu-aarch64 with a TCG plugin that
+# counts executed guest instructions (bench/qemu/insn_count.c).
 #
 #   bash bench/callgrind/budget.sh [BUILD_DIR]             table: axmalloc and every installed peer
-#   bash bench/callgrind/budget.sh --write [BUILD_DIR]     axmalloc only; rewrite budget.txt
+#   bash bench/callgrind/budget.sh --write [BUILD_DIR]     axmalloc only; rewrite the budget file
+#   bash bench/callgrind/budget.sh --counts [BUILD_DIR]    axmalloc only; lines "name|label|count"
 #   bash bench/callgrind/budget.sh --check LIB [BUDGET]    axmalloc (LIB) only; exit 1 when an
 #                                                          operation exceeds BUDGET (default:
-#                                                          budget.txt here) by more than 5%
+#                                                          the budget file) by more than the
+#                                                          tolerance
+#   --qemu CPU first: count an AArch64 build (BUILD_DIR or LIB's directory is a cross build,
+#   toolchain/aarch64-linux-gnu.cmake) under qemu-aarch64 -cpu CPU. Its budget file is
+#   bench/qemu/budget.<atomics>-<CPU>.txt, <atomics> the build's AX_AARCH64_ATOMICS (runtime,
+#   lse, llsc); the table has glibc and axmalloc only (no AArch64 peers here).
+#   The x86-64 budget file is bench/callgrind/budget.txt.
 #
 # Every operation is counted as (Ir(run B) - Ir(run A)) / units, where runs A and B differ only
 # in the number of operations (see ops.c), so start-up, thread creation and exit cancel out.
 # The loop's own few instructions (call, volatile store, counter) remain in every column.
 #
 # Environment: AX_BUDGET_N (operations per run A, default 20000; run B does twice as many),
-# AX_BUDGET_TOLERANCE (percent, default 5), CC (default cc), AX_BUDGET_JOBS (parallel
-# valgrind runs, default nproc), AX_EXTRA_PEERS ("name=/path/lib.so ...": more columns in the
-# table, allocators Debian does not package).
+# AX_BUDGET_TOLERANCE (percent, default 5 for callgrind, 10 under qemu), CC (default cc: the
+# x86 ops program, and the qemu plugin), AX_CROSS_CC (default aarch64-linux-gnu-gcc),
+# AX_QEMU (default qemu-aarch64), AX_QEMU_SYSROOT (default /usr/aarch64-linux-gnu),
+# AX_BUDGET_JOBS (parallel runs, default nproc), AX_EXTRA_PEERS ("name=/path/lib.so ...": more
+# columns in the table, allocators Debian does not package).
 set -euo pipefail
 export LC_ALL=C
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 N=${AX_BUDGET_N:-20000}
-TOL=${AX_BUDGET_TOLERANCE:-5}
 JOBS=${AX_BUDGET_JOBS:-$(nproc)}
-MODE=table BUDGET=$HERE/budget.txt BUILD=build LIB=
+QCPU=
+if [[ ${1:-} = --qemu ]]; then
+  QCPU=${2:?--qemu needs a CPU model (max, cortex-a57, ...)}
+  shift 2
+fi
+TOL=${AX_BUDGET_TOLERANCE:-$([[ -n $QCPU ]] && echo 10 || echo 5)}
+MODE=table BUDGET= BUILD=build LIB=
 case "${1:-}" in
   --write) MODE=write; BUILD=${2:-build} ;;
-  --check) MODE=check; LIB=${2:?--check needs the path of libaxmalloc.so}; BUDGET=${3:-$BUDGET} ;;
-  -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  --counts) MODE=counts; BUILD=${2:-build} ;;
+  --check) MODE=check; LIB=${2:?--check needs the path of libaxmalloc.so}; BUDGET=${3:-} ;;
+  -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) BUILD=${1:-build} ;;
 esac
-command -v valgrind >/dev/null || { echo "budget: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
 if [[ -z $LIB ]]; then
   [[ $BUILD = /* ]] || BUILD=$ROOT/$BUILD
   LIB=$BUILD/libaxmalloc.so
@@ -41,12 +57,45 @@ LIB=$(realpath "$LIB")
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 BIN=$TMP/ops
-${CC:-cc} -O2 -fno-builtin -pthread -o "$BIN" "$HERE/ops.c"
+if [[ -z $QCPU ]]; then
+  command -v valgrind >/dev/null || { echo "budget: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
+  ${CC:-cc} -O2 -fno-builtin -pthread -o "$BIN" "$HERE/ops.c"
+  OUT_FILE=$HERE/budget.txt
+  COUNTER="callgrind ($(valgrind --version))"
+else
+  QEMU=${AX_QEMU:-qemu-aarch64} SYSROOT=${AX_QEMU_SYSROOT:-/usr/aarch64-linux-gnu}
+  command -v "$QEMU" >/dev/null || { echo "budget: $QEMU not found (apt-get install qemu-user)" >&2; exit 2; }
+  atomics=$(sed -n 's/^AX_AARCH64_ATOMICS:[A-Z]*=//p' "$(dirname "$LIB")/CMakeCache.txt" 2>/dev/null || true)
+  [[ -n $atomics ]] || { echo "budget: $(dirname "$LIB") is not an AArch64 build (no AX_AARCH64_ATOMICS in its CMakeCache.txt)" >&2; exit 2; }
+  OUT_FILE=$ROOT/bench/qemu/budget.$atomics-$QCPU.txt
+  ${AX_CROSS_CC:-aarch64-linux-gnu-gcc} -O2 -fno-builtin -pthread -o "$BIN" "$HERE/ops.c"
+  ${CC:-cc} -O2 -shared -fPIC -fvisibility=hidden -o "$TMP/insn_count.so" "$ROOT/bench/qemu/insn_count.c"
+  COUNTER="$QEMU -cpu $QCPU ($($QEMU --version | head -n 1)), bench/qemu/insn_count.c"
+fi
+BUDGET=${BUDGET:-$OUT_FILE}
+export QCPU QEMU SYSROOT
+
+# count <lib or empty> <out file> <ops args...>: the instructions of one run of ops
+count() {
+  local lib=$1 out=$2; shift 2
+  if [[ -z $QCPU ]]; then
+    local log; log=$(LD_PRELOAD=$lib valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+                       "$BIN" "$@" 2>&1) || { echo "$log"; return 1; }
+    sed -n 's/.*Collected : \([0-9]*\).*/\1/p' <<<"$log" >"$out"
+  else
+    local pre=(); [[ -z $lib ]] || pre=(-E "LD_PRELOAD=$lib")
+    "$QEMU" -cpu "$QCPU" -L "$SYSROOT" -plugin "$TMP/insn_count.so,outfile=$out" "${pre[@]}" \
+      "$BIN" "$@" 2>&1
+  fi
+}
+export -f count
 
 # ---- allocators ------------------------------------------------------------------------
 declare -a NAMES=(axmalloc) LIBS=("$LIB")
 NOTES=()
-if [[ $MODE = table ]]; then
+if [[ $MODE = table && -n $QCPU ]]; then
+  NAMES=(glibc axmalloc) LIBS=("" "$LIB")
+elif [[ $MODE = table ]]; then
   LIBDIR=/usr/lib/$(${CC:-cc} -dumpmachine)
   NAMES=(glibc axmalloc) LIBS=("" "$LIB")
   for peer in mimalloc=libmimalloc.so.2 jemalloc=libjemalloc.so.2 \
@@ -100,9 +149,8 @@ export BIN TMP
 runjob() { # i name A|B args...
   local i=$1 name=$2 ab=$3; shift 3
   local lib; lib=$(sed -n "$((i + 1))p" "$TMP/libs")
-  local out; out=$(LD_PRELOAD=$lib valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-                     "$BIN" "$@" 2>&1) || { echo "budget: ops $* failed under ${lib:-glibc}: $out" >&2; exit 1; }
-  sed -n 's/.*Collected : \([0-9]*\).*/\1/p' <<<"$out" >"$TMP/ir.$i.$name.$ab"
+  local out; out=$(count "$lib" "$TMP/ir.$i.$name.$ab" "$@") ||
+    { echo "budget: ops $* failed under ${lib:-glibc}: $out" >&2; exit 1; }
 }
 export -f runjob
 printf '%s\n' "${LIBS[@]}" >"$TMP/libs"
@@ -119,6 +167,13 @@ if [[ $MODE = check ]]; then
   [[ -r $BUDGET ]] || { echo "budget: budget file $BUDGET not found" >&2; exit 2; }
   while read -r k v _; do [[ -z $k || $k = \#* ]] || BUD[$k]=$v; done <"$BUDGET"
 fi
+if [[ $MODE = counts ]]; then
+  for op in "${OPS[@]}"; do
+    IFS='|' read -r name label _ _ units <<<"$op"
+    echo "$name|$label|$(per_op 0 "$name" "$units")"
+  done
+  exit 0
+fi
 FAIL=0
 if [[ $MODE = table ]]; then
   hdr="| operation |" sep="|---|"
@@ -127,7 +182,7 @@ else
   hdr="| operation | name | axmalloc |" sep="|---|---|---:|"
   [[ $MODE = check ]] && { hdr+=" budget | limit (+$TOL%) | |"; sep+="---:|---:|---|"; }
 fi
-echo "Instructions per operation (callgrind: (Ir(run B) - Ir(run A)) / ops; $N ops per run A, $NC for 64 KiB calloc)"
+echo "Instructions per operation ($COUNTER: (Ir(run B) - Ir(run A)) / ops; $N ops per run A, $NC for 64 KiB calloc)"
 echo
 echo "$hdr"; echo "$sep"
 : >"$TMP/budget.new"
@@ -158,12 +213,12 @@ done
 for note in "${NOTES[@]}"; do echo; echo "Note: $note"; done
 if [[ $MODE = write ]]; then
   {
-    echo "# Instruction budgets of axmalloc: callgrind instructions per operation, written by"
-    echo "# 'bash bench/callgrind/budget.sh --write' ($(${CC:-cc} --version | head -n 1), $(uname -m))."
-    echo "# t_budget fails when an operation exceeds its number here by more than ${TOL}%."
+    echo "# Instruction budgets of axmalloc: instructions per operation counted by $COUNTER,"
+    echo "# written by 'bash bench/callgrind/budget.sh ${QCPU:+--qemu $QCPU }--write' ($($([[ -n $QCPU ]] && echo "${AX_CROSS_CC:-aarch64-linux-gnu-gcc}" || echo "${CC:-cc}") --version | head -n 1))."
+    echo "# $([[ -n $QCPU ]] && echo t_arm_budget || echo t_budget) fails when an operation exceeds its number here by more than ${TOL}%."
     cat "$TMP/budget.new"
-  } >"$HERE/budget.txt"
-  echo; echo "budget: wrote $HERE/budget.txt" >&2
+  } >"$OUT_FILE"
+  echo; echo "budget: wrote $OUT_FILE" >&2
 fi
 if [[ $MODE = check ]]; then
   if (( FAIL )); then echo; echo "budget: FAILED: an operation exceeds its budget ($BUDGET) by more than $TOL%"; exit 1; fi
