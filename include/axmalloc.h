@@ -41,27 +41,27 @@ int ax_trim(size_t pad);
  * merged in at the time of the call (racy but monotone). */
 #define AX_NUM_CLASSES 61 /* class 0 is unused; 1..60 cover 16 B .. 1 MiB */
 typedef struct ax_stats {
-  uint64_t mallocs;              /* blocks made available to malloc, all sizes: counted
-                                  * per refill of a page's free list, so exact up to the
-                                  * blocks still waiting on free lists */
-  uint64_t huge_allocs;          /* blocks > 1 MiB, each in its own mapping */
-  uint64_t in_use;               /* bytes of pages and huge blocks holding live blocks
-                                  * (page granularity: an upper bound of live bytes) */
-  uint64_t in_use_peak;          /* peak of in_use */
-  uint64_t os_reserved;          /* bytes currently mapped from the OS */
-  uint64_t os_reserved_peak;     /* peak of os_reserved */
-  uint64_t os_committed;         /* bytes mapped and not purged (upper bound of RSS) */
-  uint64_t os_committed_peak;    /* peak of os_committed */
-  uint64_t os_purged;            /* bytes returned with madvise(MADV_DONTNEED), total */
-  uint64_t os_mmap_calls;        /* mmap calls made */
-  uint64_t os_munmap_calls;      /* munmap calls made */
-  uint64_t os_madvise_calls;     /* madvise calls made */
-  uint64_t os_mremap_calls;      /* mremap calls made (huge realloc) */
-  uint64_t segments_live;        /* 4 MiB segments owned or abandoned now */
-  uint64_t segments_abandoned;   /* segments abandoned by exiting threads, total */
-  uint64_t segments_reclaimed;   /* abandoned segments taken over by other threads */
-  uint64_t huge_cache_hits;      /* huge allocations served from the mapping cache */
-  uint64_t heaps_live;           /* thread heaps in use */
+  uint64_t mallocs;                       /* blocks made available to malloc, all sizes: counted
+                                           * per refill of a page's free list, so exact up to the
+                                           * blocks still waiting on free lists */
+  uint64_t huge_allocs;                   /* blocks > 1 MiB, each in its own mapping */
+  uint64_t in_use;                        /* bytes of pages and huge blocks holding live blocks
+                                           * (page granularity: an upper bound of live bytes) */
+  uint64_t in_use_peak;                   /* peak of in_use */
+  uint64_t os_reserved;                   /* bytes currently mapped from the OS */
+  uint64_t os_reserved_peak;              /* peak of os_reserved */
+  uint64_t os_committed;                  /* bytes mapped and not purged (upper bound of RSS) */
+  uint64_t os_committed_peak;             /* peak of os_committed */
+  uint64_t os_purged;                     /* bytes returned with madvise(MADV_DONTNEED), total */
+  uint64_t os_mmap_calls;                 /* mmap calls made */
+  uint64_t os_munmap_calls;               /* munmap calls made */
+  uint64_t os_madvise_calls;              /* madvise calls made */
+  uint64_t os_mremap_calls;               /* mremap calls made (huge realloc) */
+  uint64_t segments_live;                 /* 4 MiB segments owned or abandoned now */
+  uint64_t segments_abandoned;            /* segments abandoned by exiting threads, total */
+  uint64_t segments_reclaimed;            /* abandoned segments taken over by other threads */
+  uint64_t huge_cache_hits;               /* huge allocations served from the mapping cache */
+  uint64_t heaps_live;                    /* thread heaps in use */
   uint64_t class_mallocs[AX_NUM_CLASSES]; /* blocks handed out per size class */
   uint64_t class_live[AX_NUM_CLASSES];    /* live blocks per size class in the calling
                                            * thread's own pages (exact) */
@@ -86,6 +86,9 @@ typedef struct ax_info {
    * list of remote frees (the slow paths skip that list); a fork child of a process that
    * had threads is 1: it may have inherited some */
   int remote_frees_possible;
+  /* memory tagging (AArch64 MTE, AXMALLOC_MTE=1 or checked mode): "on", "off" (not asked
+   * for), or "unavailable" (asked for, but the CPU or kernel has none: nothing changed) */
+  const char *mte;
 } ax_info_t;
 void ax_info(ax_info_t *out);
 /* Print statistics to stderr (also done at exit with AXMALLOC_STATS=1). */

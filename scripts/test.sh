@@ -13,7 +13,7 @@
 #   aarch64-runtime/*   build-aarch64/       toolchain/aarch64-linux-gnu.cmake, atomics chosen at
 #                       run time; ctest under qemu-aarch64 with QEMU_CPU=max (LSE, SVE) and
 #                       cortex-a57 (ARMv8.0, no LSE), forced MT, 64 KiB pages (16 KiB: the
-#                       native pass), each NEON kernel
+#                       native pass), each NEON kernel, memory tagging (AXMALLOC_MTE=1, max)
 #   aarch64-lse/max     build-aarch64-lse/   -DAX_AARCH64_ATOMICS=lse (needs an ARMv8.1 CPU)
 #   aarch64-llsc/cortex-a57 build-aarch64-llsc/ -DAX_AARCH64_ATOMICS=llsc (on max it would run
 #                       the same instructions: the build never looks at the CPU's atomics)
@@ -190,10 +190,15 @@ cross_stage() {
       IFS=, read -r -a parts <<<"$run"
       cpu=${parts[0]}
       # the first run of the runtime build is the whole suite; the others are variants
+      # (EXCLUDE=<regex> in a run leaves out more: it is not an environment variable)
+      local envs=() more=
+      for p in "${parts[@]:1}"; do
+        if [[ $p == EXCLUDE=* ]]; then more=${p#EXCLUDE=}; else envs+=("$p"); fi
+      done
       excl=()
-      [[ $first == 1 && $mode == runtime ]] || excl=(-- -E "$VARIANT_EXCLUDE")
+      [[ $first == 1 && $mode == runtime ]] || excl=(-- -E "$VARIANT_EXCLUDE${more:+|$more}")
       first=0
-      run_ctest "aarch64-$mode/$run" "$dir" "$QEMU_TIMEOUT" "QEMU_CPU=$cpu" "${parts[@]:1}" "${excl[@]}"
+      run_ctest "aarch64-$mode/${run%%,EXCLUDE=*}" "$dir" "$QEMU_TIMEOUT" "QEMU_CPU=$cpu" "${envs[@]}" "${excl[@]}"
     done
   else
     record "aarch64-$mode-build" FAILED 0 1 0 $((SECONDS - t0))
@@ -207,6 +212,11 @@ if [[ ${AX_SKIP_CROSS:-0} != 1 ]]; then
   if [[ ${AX_QUICK:-0} != 1 ]]; then
     # (CI has 30 minutes: what a pass would repeat of another is left out)
     runs+=("cortex-a57,AXMALLOC_FORCE_MT=1" "max,AXMALLOC_PAGE_SIZE=65536")
+    # memory tagging (MTE) on: the whole suite with every block tagged. glibc's memset
+    # clears with DC ZVA, which qemu 7.2 faults (SEGV_MAPERR) on a tagged pointer; its
+    # A64FX variant (SVE) does not use it. Static PIE programs crash in glibc's start-up
+    # with that tunable set, with or without axmalloc: left out of this pass.
+    runs+=("max,AXMALLOC_MTE=1,GLIBC_TUNABLES=glibc.cpu.name=a64fx,EXCLUDE=t_static_pie")
     for isa in ${AX_AARCH64_ISAS:-neon dczva}; do runs+=("max,AXMALLOC_FORCE_ISA=$isa"); done
   fi
   cross_stage "$CROSS_DIR" runtime "${runs[@]}"

@@ -241,6 +241,7 @@ static void test_double_free(void) {
 
 int main(void) {
   check_axmalloc_active();
+  skip_when_tagging("t_cache");
   test_bounds();
   test_class_table();
   test_lifo();

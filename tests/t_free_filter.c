@@ -106,6 +106,7 @@ static void test_real_page(void) {
 
 int main(void) {
   check_axmalloc_active();
+  skip_when_tagging("t_free_filter");
   test_keys();
   test_live_words();
   test_real_page();

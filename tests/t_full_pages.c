@@ -28,6 +28,7 @@ static void *free_it(void *p) {
 
 int main(void) {
   check_axmalloc_active();
+  skip_when_tagging("t_full_pages");
   /* Blocks until three pages are full and a fourth, the one in front, is exhausted too. */
   int n = 0, pages = 0;
   for (;;) {

@@ -32,13 +32,15 @@ static AX_NOINLINE void *malloc_slow(size_t size, bool zero) {
     errno = ENOMEM;
     return NULL;
   }
-  if (ax_unlikely(axi_checked))
-    return axi_check_malloc(heap, size, 16, zero);
-  p = size > AX_LARGE_MAX ? axi_heap_huge_alloc(heap, size, 16, zero)
-                          : axi_heap_page_malloc(heap, size, zero);
-  if (!p)
-    errno = ENOMEM;
-  return p;
+  if (ax_unlikely(axi_checked)) {
+    p = axi_check_malloc(heap, size, 16, zero);
+  } else {
+    p = size > AX_LARGE_MAX ? axi_heap_huge_alloc(heap, size, 16, zero)
+                            : axi_heap_page_malloc(heap, size, zero);
+    if (!p)
+      errno = ENOMEM;
+  }
+  return ax_unlikely(axi_mte) ? axi_mte_tag(p) : p; /* last: after the zeroing (mte.c) */
 }
 
 static AX_NOINLINE void *zeroed(void *b, size_t size) {
@@ -108,8 +110,25 @@ void *ax_calloc(size_t count, size_t size) {
 
 /* ---- sizes -------------------------------------------------------------------------- */
 
+/* malloc_usable_size of a tagged pointer (mte.c): its block's size, once its tag is right;
+ * in checked mode the size the program asked for (check.c reads the block untagged: its
+ * granules go to tag 0 meanwhile). */
+static AX_NOINLINE size_t usable_tagged(const char *fn, const void *p) {
+  void *b = axi_mte_release(fn, (void *)p, true);
+  ax_segment_t *seg = axi_segment_of(b);
+  ax_page_t *page = axi_page_of(seg, b);
+  if (!axi_checked)
+    return page->block_size;
+  ax_arch_mte_set(b, page->block_size);
+  size_t n = axi_check_usable(seg, page, p);
+  ax_arch_mte_set((void *)p, page->block_size);
+  return n;
+}
+
 /* post: usable bytes of the block at p; 0 for NULL. Aborts on a pointer not ours. */
 static size_t usable_size(const char *fn, const void *p) {
+  if (ax_unlikely(ax_arch_ptr_tag(p) != 0) && axi_mte) /* (a constant 0 on x86-64) */
+    return usable_tagged(fn, p);
   ax_segment_t *seg = axi_segment_of(p);
   if (!axi_segmap_has((uintptr_t)seg)) {
     if (p == NULL)
@@ -182,6 +201,30 @@ static AX_NOINLINE void *realloc_irregular(ax_segment_t *seg, void *p, size_t n)
   return realloc_move(p, old, n);
 }
 
+/* realloc of a tagged pointer (mte.c). The block keeps its tag when it stays; a move goes
+ * through malloc (tagged) and free (retagged). In checked mode check.c reads the block
+ * untagged: its granules go to tag 0 meanwhile, back to p's if p stays valid. */
+static AX_NOINLINE void *realloc_tagged(void *p, size_t n) {
+  void *b = axi_mte_release("realloc", p, true);
+  ax_segment_t *seg = axi_segment_of(b);
+  ax_page_t *page = axi_page_of(seg, b);
+  if (axi_checked) {
+    ax_arch_mte_set(b, page->block_size);
+    void *q = axi_check_realloc(seg, page, p, n);
+    if (q == p || q == NULL) /* p stays valid */
+      ax_arch_mte_set(p, page->block_size);
+    return q;
+  }
+  size_t old = page->block_size;
+  if (ax_unlikely(n > PTRDIFF_MAX)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (n <= old && n >= old / 2)
+    return p;
+  return realloc_move(p, old, n);
+}
+
 void *ax_realloc(void *p, size_t n) {
   if (p == NULL)
     return ax_malloc(n);
@@ -189,6 +232,8 @@ void *ax_realloc(void *p, size_t n) {
     ax_free(p);
     return NULL;
   }
+  if (ax_unlikely(ax_arch_ptr_tag(p) != 0) && axi_mte) /* (a constant 0 on x86-64) */
+    return realloc_tagged(p, n);
   ax_segment_t *seg = axi_segment_of(p);
   if (ax_unlikely(!axi_segmap_has((uintptr_t)seg)))
     return realloc_irregular(axi_header_off_map("realloc", p), p, n);
@@ -231,7 +276,8 @@ static ax_heap_t *thread_heap(void) {
 
 static AX_NOINLINE void *checked_aligned(size_t align, size_t n) {
   ax_heap_t *heap = thread_heap();
-  return heap ? axi_check_malloc(heap, n, align, false) : NULL;
+  void *p = heap ? axi_check_malloc(heap, n, align, false) : NULL;
+  return axi_mte ? axi_mte_tag(p) : p;
 }
 
 /* Blocks of a class are aligned to `align` when the class size is a multiple of it and

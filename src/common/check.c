@@ -154,31 +154,35 @@ static void make_live(const ax_page_t *page, void *b, size_t n) {
   *trailer(page, b) = n ^ tag(page, b);
 }
 
-/* post: the size the program asked for; aborts on a double free or an overflow. */
-static size_t live_size(const char *fn, const ax_page_t *page, void *b) {
+/* post: the size the program asked for; aborts on a double free or an overflow, naming p
+ * (the program's pointer: b with its memory tag, when tagging). */
+static size_t live_size(const char *fn, const ax_page_t *page, void *b, const void *p) {
   AX_TRACK_DEFINED(trailer(page, b), TRAILER);
   uint64_t n = *trailer(page, b) ^ tag(page, b);
   size_t t = page->block_size - TRAILER;
   if (n == FREED)
-    axi_fatal("axmalloc: %s(): double free %p\n", fn, b);
+    axi_fatal("axmalloc: %s(): double free %p\n", fn, p);
   if (n > page->block_size - EXTRA)
     axi_fatal("axmalloc: heap buffer overflow after block %p (size unknown: its trailer at "
               "offset %zu was overwritten)\n",
-              b, t);
+              p, t);
   size_t cend = n + CANARY_MAX < t ? n + CANARY_MAX : t;
   AX_TRACK_DEFINED((char *)b + n, t - n);
   if (find_not((const unsigned char *)b, n, cend, CANARY_BYTE) != cend)
-    axi_fatal("axmalloc: heap buffer overflow after block %p (size %zu)\n", b, (size_t)n);
+    axi_fatal("axmalloc: heap buffer overflow after block %p (size %zu)\n", p, (size_t)n);
   return n;
 }
 
 /* pre: seg validated, page = the descriptor of p. post: p is a live block of page and its
- * size is returned; aborts otherwise. Memcheck sees the block's tail opened afterwards. */
+ * size is returned; aborts otherwise. Memcheck sees the block's tail opened afterwards.
+ * p may carry a memory tag (mte.c: its block's granules are at tag 0 meanwhile): the block
+ * is read untagged, and messages name p. */
 static size_t small_block(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p) {
+  void *b = ax_arch_untag(p);
   axi_page_validate(seg, page);
-  if (!page->in_use || page->block_size == 0 || axi_block_index(page, p) >= page->capacity)
+  if (!page->in_use || page->block_size == 0 || axi_block_index(page, b) >= page->capacity)
     axi_invalid_free(fn, p);
-  return live_size(fn, page, p);
+  return live_size(fn, page, b, p);
 }
 
 /* Close what small_block opened to memcheck: the block's tail after its n bytes. */
@@ -278,7 +282,7 @@ void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p)
     return;
   }
   small_block(fn, seg, page, p);
-  ax_block_t *b = p;
+  ax_block_t *b = ax_arch_untag(p);
   AX_TRACK_FREE(b);
   make_free(page, b);
   uintptr_t owner = ax_atomic_load_relaxed(&page->xowner);
@@ -297,8 +301,9 @@ void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p)
 void *axi_check_realloc(ax_segment_t *seg, ax_page_t *page, void *p, size_t n) {
   bool huge = seg->kind == AX_KIND_HUGE;
   size_t old = huge ? huge_block("realloc", seg, p) : small_block("realloc", seg, page, p);
+  void *b = ax_arch_untag(p); /* (p may carry a memory tag, see small_block) */
   if (!huge)
-    track_live(page, p, old);
+    track_live(page, b, old);
   if (n > PTRDIFF_MAX - AX_SEGMENT_SIZE) {
     errno = ENOMEM;
     return NULL;
@@ -310,17 +315,17 @@ void *axi_check_realloc(ax_segment_t *seg, ax_page_t *page, void *p, size_t n) {
       return q;
     }
   } else if (!huge && n + EXTRA <= page->block_size && n + EXTRA >= page->block_size / 2) {
-    AX_TRACK_RESIZE(p, old, n);
-    AX_TRACK_UNDEFINED((char *)p + n, page->block_size - n);
-    make_live(page, p, n);
-    AX_TRACK_NOACCESS((char *)p + n, page->block_size - n);
+    AX_TRACK_RESIZE(b, old, n);
+    AX_TRACK_UNDEFINED((char *)b + n, page->block_size - n);
+    make_live(page, b, n);
+    AX_TRACK_NOACCESS((char *)b + n, page->block_size - n);
     return p;
   }
   void *q = ax_malloc(n);
   if (!q)
     return NULL;
-  memcpy(q, p, old < n ? old : n);
-  ax_free(p);
+  memcpy(q, b, old < n ? old : n);
+  ax_free(b);
   return q;
 }
 
@@ -329,6 +334,6 @@ size_t axi_check_usable(ax_segment_t *seg, ax_page_t *page, const void *p) {
   if (seg->kind == AX_KIND_HUGE)
     return huge_block("malloc_usable_size", seg, (void *)p);
   size_t n = small_block("malloc_usable_size", seg, page, (void *)p);
-  track_live(page, (void *)p, n);
+  track_live(page, ax_arch_untag(p), n);
   return n;
 }

@@ -29,11 +29,15 @@ ax_segment_t *axi_header_off_map(const char *fn, const void *p) {
   return seg;
 }
 
+static AX_NOINLINE void free_tagged(void *p, const char *fn);
+
 /* free() of a pointer that is not the start of a carved block in a small/medium/large page:
  * a huge block, a bad pointer, or any block in checked mode (its pages' fast_cap is 0). */
 static AX_NOINLINE void free_irregular(void *p, const char *fn) {
   if (p == NULL)
     return;
+  if (ax_arch_ptr_tag(p) != 0 && axi_mte) /* (a constant 0 on x86-64) */
+    return free_tagged(p, fn);
   ax_segment_t *seg = axi_segment_of(p);
   if (!axi_segmap_has((uintptr_t)seg))
     seg = axi_header_off_map(fn, p);
@@ -92,6 +96,23 @@ static AX_NOINLINE void free_other(ax_block_t *b, ax_page_t *page) {
   push_local(page, b);
   page->used--;
   axi_free_slow(b, page); /* the page is in the full list */
+}
+
+/* free() of a tagged pointer (mte.c): its tag checked and its block's granules back to tag
+ * 0, the block goes where the fast path would send it (a free while tagging always comes
+ * here: fast_cap is 0); in checked mode to check.c. */
+static AX_NOINLINE void free_tagged(void *p, const char *fn) {
+  ax_block_t *b = axi_mte_release(fn, p, false);
+  ax_segment_t *seg = axi_segment_of(b);
+  ax_page_t *page = axi_page_of(seg, b);
+  if (axi_checked) /* (it names p in its messages) */
+    return axi_check_free(fn, seg, page, p);
+  AX_TRACK_FREE(b);
+  if (ax_atomic_load_relaxed(&page->xowner) != ax_arch_thread_id())
+    return free_other(b, page);
+  push_local(page, b);
+  if (--page->used == 0)
+    axi_free_slow(b, page);
 }
 
 /* The page map names p's page in two loads (NULL: not ours); the block-start test proves

@@ -50,17 +50,19 @@ void axi_init_process(void) {
   if (axi_options.stats)
     axi_write_keep_stderr(); /* the report at exit must find stderr (print.c) */
   ax_arch_cpu_detect();
+  /* tagging: asked for, or checked mode (where the CPU has MTE) */
+  axi_mte_init(env_u64("AXMALLOC_MTE", 0) != 0 || axi_checked);
   axi_bulk_init();
   if (axi_options.verbose)
     axi_write("axmalloc: version %d.%d, arch %s, cpu features: %s\n"
               "axmalloc: atomics %s, single-threaded twins %s%s\n"
               "axmalloc: bulk zero %s, bulk copy %s\n"
-              "axmalloc: os page %zu B, segment %zu KiB, purge delay %zu ms%s\n",
+              "axmalloc: os page %zu B, segment %zu KiB, purge delay %zu ms%s, memory tagging %s\n",
               AX_VERSION_MAJOR, AX_VERSION_MINOR, AX_ARCH_NAME, ax_arch_cpu_features(),
               ax_arch_atomics_name(), axi_single_threaded() ? "on" : "off",
               axi_force_mt ? " (AXMALLOC_FORCE_MT)" : "", axi_bulk_zero_name(),
               axi_bulk_copy_name(), axi_os_page, (size_t)(AX_SEGMENT_SIZE >> 10),
-              (size_t)axi_options.purge_delay_ms, axi_checked ? ", checked mode" : "");
+              (size_t)axi_options.purge_delay_ms, axi_checked ? ", checked mode" : "",
+              axi_mte_state);
   errno = saved;
 }
-

@@ -298,6 +298,13 @@ typedef struct ax_options {
 /* Checked mode (check.c): AXMALLOC_CHECK=1 at run time, or always on when built with
  * -DAX_CHECKED=ON. Set once by axi_init_process, before the first page exists. */
 AXI_HIDDEN extern bool axi_checked;
+/* Memory tagging on (mte.c): AXMALLOC_MTE=1 or checked mode, on a CPU with MTE. Set once by
+ * axi_init_process, before the first page exists. */
+AXI_HIDDEN extern bool axi_mte;
+AXI_HIDDEN extern const char *axi_mte_state; /* "on", "off", "unavailable" */
+/* Every malloc and free takes the slow paths (checked mode, tagging): the direct tables
+ * hold only the empty page and every fast_cap is 0. */
+static inline bool axi_slow_only(void) { return axi_checked || axi_mte; }
 
 AXI_HIDDEN extern ax_options_t axi_options;
 AXI_HIDDEN extern size_t axi_os_page; /* the OS page size, read at run time */
@@ -425,6 +432,7 @@ AXI_HIDDEN void axi_init_process(void);
 
 /* os.c */
 AXI_HIDDEN void *axi_os_map(size_t size);
+AXI_HIDDEN bool axi_os_protect(void *p, size_t size, int extra_prot);
 AXI_HIDDEN void *axi_os_map_aligned(size_t size, size_t align, size_t off);
 AXI_HIDDEN void axi_os_unmap(void *p, size_t size);
 AXI_HIDDEN void axi_os_purge(void *p, size_t size);
@@ -553,6 +561,11 @@ AXI_HIDDEN __attribute__((noreturn)) void axi_bad_pointer(const char *fn, ax_seg
 AXI_HIDDEN ax_segment_t *axi_header_off_map(const char *fn, const void *p);
 AXI_HIDDEN void axi_check_double_free(ax_page_t *page, ax_block_t *b);
 AXI_HIDDEN bool axi_list_has(const ax_page_t *page, const ax_block_t *list, const ax_block_t *b);
+/* mte.c */
+AXI_HIDDEN void axi_mte_init(bool want);
+AXI_HIDDEN void *axi_mte_tag(void *b);
+AXI_HIDDEN void *axi_mte_release(const char *fn, void *p, bool keep);
+AXI_HIDDEN bool axi_mte_map(void *seg, size_t size);
 /* remote.c */
 AXI_HIDDEN void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg);
 AXI_HIDDEN void axi_remote_push(ax_page_t *page, ax_segment_t *seg, uint32_t n, ax_block_t *head,
@@ -598,7 +611,7 @@ AXI_HIDDEN void axi_check_carve(ax_page_t *page, ax_block_t *first, uint32_t n);
  * leaves them for check.c: the default mode pays nothing for the switch. */
 static inline void axi_page_set_capacity(ax_page_t *page, uint32_t capacity) {
   page->capacity = capacity;
-  ax_atomic_store_relaxed(&page->fast_cap, axi_checked ? 0 : capacity);
+  ax_atomic_store_relaxed(&page->fast_cap, axi_slow_only() ? 0 : capacity);
 }
 /* pre: block_size > 0. Sets div_inv and div_shift for axi_is_block. */
 static inline void axi_page_set_divisor(ax_page_t *page, uint32_t block_size) {

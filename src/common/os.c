@@ -28,6 +28,14 @@ void *axi_os_map(size_t size) {
   return p == MAP_FAILED ? NULL : p;
 }
 
+/* Add extra_prot (PROT_MTE) to a mapping of ours. post: false when the kernel refused. */
+bool axi_os_protect(void *p, size_t size, int extra_prot) {
+  int saved = errno;
+  int r = mprotect(p, size, PROT_READ | PROT_WRITE | extra_prot);
+  errno = saved;
+  return r == 0;
+}
+
 void axi_os_unmap(void *p, size_t size) {
   int saved = errno;
   munmap(p, size);

@@ -49,8 +49,8 @@ static void current_update(ax_heap_t *heap, unsigned c) {
         heap->next_retire_ms = axi_now_ms() + axi_options.purge_delay_ms;
     }
   }
-  /* checked mode: malloc always takes the slow path, which hands out through check.c */
-  ax_page_t *pg = first && !axi_checked ? first : &axi_page_empty;
+  /* checked mode, tagging: malloc always takes the slow path (check.c, mte.c) */
+  ax_page_t *pg = first && !axi_slow_only() ? first : &axi_page_empty;
   heap->current[c] = pg;
   if (hi > AX_DIRECT_MAX)
     return;
@@ -227,7 +227,7 @@ static void page_collect_all(ax_heap_t *heap, ax_page_t *page) {
 /* The owner word of a page of heap's that is not in the full list: its thread id, with
  * AX_OWNER_CACHED for a class whose frees go to the heap's cache (cache.c). */
 static uintptr_t owner_word(const ax_heap_t *heap, const ax_page_t *page) {
-  return heap->tid | (axi_class_cached(page->cls) && !axi_checked ? AX_OWNER_CACHED : 0);
+  return heap->tid | (axi_class_cached(page->cls) && !axi_slow_only() ? AX_OWNER_CACHED : 0);
 }
 
 /* The page has no free block and nothing more to carve: park it in the full list so the

@@ -28,7 +28,7 @@ void axi_segmap_set(ax_segment_t *seg, bool on) {
 }
 
 static unsigned kind_shift(enum ax_kind kind) {
-  return kind == AX_KIND_SMALL ? AX_SMALL_PAGE_SHIFT
+  return kind == AX_KIND_SMALL    ? AX_SMALL_PAGE_SHIFT
          : kind == AX_KIND_MEDIUM ? AX_MEDIUM_PAGE_SHIFT
                                   : AX_LARGE_PAGE_SHIFT;
 }
@@ -73,8 +73,7 @@ void axi_segment_validate(const ax_segment_t *seg) {
     axi_corrupted(seg);
   unsigned shift = k == AX_KIND_HUGE ? AX_HUGE_PAGE_SHIFT : kind_shift((enum ax_kind)k);
   unsigned npages = k == AX_KIND_HUGE ? 1 : (unsigned)(AX_SEGMENT_SIZE >> shift);
-  if (seg->page_shift != shift || seg->npages != npages ||
-      seg->used_pages > seg->npages)
+  if (seg->page_shift != shift || seg->npages != npages || seg->used_pages > seg->npages)
     axi_corrupted(seg);
 }
 
@@ -98,7 +97,7 @@ void axi_page_validate(const ax_segment_t *seg, const ax_page_t *page) {
    * remote free) may read a new one with an old other (found under qemu, checked mode) */
   if (ax_atomic_load_relaxed(&seg->owner) == ax_arch_thread_id() &&
       (axi_page_live(page) > page->capacity ||
-       page->fast_cap != (axi_checked ? 0 : page->capacity)))
+       page->fast_cap != (axi_slow_only() ? 0 : page->capacity)))
     axi_corrupted(page);
 }
 
@@ -160,6 +159,10 @@ ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size, size_t align, 
   ax_segment_t *seg = axi_os_map_aligned(map_size, align, off);
   if (!seg)
     return NULL;
+  if (axi_mte && kind != AX_KIND_HUGE && !axi_mte_map(seg, map_size)) {
+    axi_os_unmap(seg, map_size);
+    return NULL;
+  }
   seg->kind = (uint8_t)kind;
   axi_segment_hide_meta(seg, true);
   seg->map_size = map_size;
@@ -342,7 +345,7 @@ static ax_segment_t *segment_alloc(ax_heap_t *heap, enum ax_kind kind) {
 ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind) {
   ax_segment_t *seg = heap->segs[kind].first;
   if (!seg && !(seg = segment_alloc(heap, kind)))
-    return NULL; /* the OS refused: the caller decides what to release (heap.c) */
+    return NULL;             /* the OS refused: the caller decides what to release (heap.c) */
   axi_segment_validate(seg); /* once per page taken: a stray write over the header shows */
   unsigned i = (unsigned)__builtin_ctzll(seg->free_mask);
   uint64_t bit = (uint64_t)1 << i;
@@ -480,7 +483,7 @@ ax_segment_t *axi_segment_adopt(ax_heap_t *heap) {
   uintptr_t head = ax_atomic_load_acquire(&abandoned);
   /* only one popper: head stays in the list until our CAS, so its link is stable */
   while (head && !ax_atomic_cas_acq_rel(&abandoned, &head,
-                                      (uintptr_t)((ax_segment_t *)head)->abandoned_next))
+                                        (uintptr_t)((ax_segment_t *)head)->abandoned_next))
     ;
   axi_unlock(&abandoned_pop);
   ax_segment_t *seg = (ax_segment_t *)head;

@@ -131,5 +131,6 @@ void ax_info(ax_info_t *out) {
   out->cpu_features = ax_arch_cpu_features();
   out->single_threaded = axi_single_threaded();
   out->remote_frees_possible = !axi_remote_frees_impossible();
+  out->mte = axi_mte_state;
   out->page_size = axi_os_page;
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 
 #include "arch.h"
 
@@ -14,6 +15,9 @@
 #endif
 #ifndef HWCAP_SVE
 #define HWCAP_SVE (1 << 22)
+#endif
+#ifndef HWCAP2_MTE
+#define HWCAP2_MTE (1 << 18)
 #endif
 
 /* Starts false, the LL/SC side, correct on every core: see arch_atomic.h. */
@@ -32,7 +36,7 @@ static void add(char **at, const char *end, const char *name) {
 
 void ax_arch_cpu_detect(void) {
   int saved = errno; /* getauxval sets ENOENT for a missing entry */
-  unsigned long hw = getauxval(AT_HWCAP);
+  unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
   errno = saved;
   char *at = features, *end = features + sizeof features;
   add(&at, end, (hw & HWCAP_ASIMD) ? "asimd" : "no-asimd");
@@ -40,6 +44,8 @@ void ax_arch_cpu_detect(void) {
     add(&at, end, "lse");
   if (hw & HWCAP_SVE)
     add(&at, end, "sve");
+  if (hw2 & HWCAP2_MTE)
+    add(&at, end, "mte");
 
   /* DCZID_EL0 is readable at EL0 (the kernel never traps it): bits 3:0 are log2 of the
    * DC ZVA block in 4-byte words, bit 4 (DZP) set means DC ZVA is prohibited.
@@ -66,3 +72,24 @@ void ax_arch_cpu_detect(void) {
 const char *ax_arch_cpu_features(void) { return features; }
 
 size_t ax_arch_dczva_size(void) { return dczva_size; }
+
+/* ---- memory tagging ----------------------------------------------------------------- */
+
+#ifndef PR_SET_TAGGED_ADDR_CTRL
+#define PR_SET_TAGGED_ADDR_CTRL 55
+#define PR_TAGGED_ADDR_ENABLE (1UL << 0)
+#endif
+#ifndef PR_MTE_TCF_SYNC
+#define PR_MTE_TCF_SYNC (1UL << 1)
+#define PR_MTE_TAG_SHIFT 3
+#endif
+
+bool ax_arch_mte_enable(void) {
+  int saved = errno;
+  bool on =
+      (getauxval(AT_HWCAP2) & HWCAP2_MTE) &&
+      prctl(PR_SET_TAGGED_ADDR_CTRL,
+            PR_TAGGED_ADDR_ENABLE | PR_MTE_TCF_SYNC | (0xfffeUL << PR_MTE_TAG_SHIFT), 0, 0, 0) == 0;
+  errno = saved;
+  return on;
+}

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "arch_atomic.h"
+#include "arch_mte.h"
 
 #define AX_ARCH_NAME "x86_64"
 
