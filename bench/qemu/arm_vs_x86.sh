@@ -8,6 +8,7 @@
 #   runtime/cortex-a57  the same library on an ARMv8.0 core: LL/SC
 #   lse/max             CROSS_DIR-lse  (-DAX_AARCH64_ATOMICS=lse)
 #   llsc/cortex-a57     CROSS_DIR-llsc (-DAX_AARCH64_ATOMICS=llsc)
+#   runtime/max MTE     CROSS_DIR on max with AXMALLOC_MTE=1: every block tagged (mte.c)
 #
 # A column whose build is missing is left out (with a note). The last column is runtime/max
 # over x86: the ISA's own difference (loads and stores apart, a 4-instruction PLT stub, TLS
@@ -24,12 +25,13 @@ trap 'rm -rf "$TMP"' EXIT
 
 cols=(x86-64) files=("$TMP/x86") notes=()
 bash "$BUDGET" --counts "$BUILD" >"$TMP/x86"
-for cfg in "runtime/max:$CROSS:max" "runtime/cortex-a57:$CROSS:cortex-a57" \
-           "lse/max:$CROSS-lse:max" "llsc/cortex-a57:$CROSS-llsc:cortex-a57"; do
-  IFS=: read -r name dir cpu <<<"$cfg"
+for cfg in "runtime/max:$CROSS:max:" "runtime/cortex-a57:$CROSS:cortex-a57:" \
+           "lse/max:$CROSS-lse:max:" "llsc/cortex-a57:$CROSS-llsc:cortex-a57:" \
+           "runtime/max MTE:$CROSS:max:AXMALLOC_MTE=1"; do
+  IFS=: read -r name dir cpu envs <<<"$cfg"
   if [[ ! -e $dir/libaxmalloc.so ]]; then notes+=("$name: $dir/libaxmalloc.so not built, left out"); continue; fi
-  f=$TMP/${name//\//-}
-  bash "$BUDGET" --qemu "$cpu" --counts "$dir" >"$f"
+  f=$TMP/${name//[\/ ]/-}
+  env $envs bash "$BUDGET" --qemu "$cpu" --counts "$dir" >"$f"
   cols+=("$name") files+=("$f")
 done
 

@@ -48,9 +48,12 @@ static inline unsigned ax_arch_mte_get(const void *p) {
   __asm__ __volatile__(".arch armv8.5-a+memtag\n\tldg %0, [%1]" : "+r"(t) : "r"(p) : "memory");
   return ax_arch_ptr_tag(t);
 }
-/* Give the n bytes at p (16-byte aligned, n a multiple of 16) p's tag: ST2G per 32 bytes.
- * The data is left as it is. */
+/* Give the n bytes at p (16-byte aligned, n a multiple of 16) p's tag, the data left as it
+ * is: ST2G per 32 bytes (STG for an odd 16); from 1 KiB, ax_arch_mte_set_large. */
+void ax_arch_mte_set_large(void *p, size_t n);
 static inline void ax_arch_mte_set(void *p, size_t n) {
+  if (n >= 1024)
+    return ax_arch_mte_set_large(p, n);
   char *q = p, *end = q + n;
   if (n & 16) {
     __asm__ __volatile__(".arch armv8.5-a+memtag\n\tstg %0, [%0]" : : "r"(q) : "memory");

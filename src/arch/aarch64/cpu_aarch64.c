@@ -93,3 +93,20 @@ bool ax_arch_mte_enable(void) {
   errno = saved;
   return on;
 }
+
+/* ax_arch_mte_set from 1 KiB: DC GVA per DC ZVA block (64 B on most cores, 512 B on qemu's
+ * max) over the aligned middle of a span of two blocks or more, STG around it. ST2G alone
+ * costs 4 instructions per 32 B with its loop: a 64 KiB malloc+free 16,849, with DC GVA
+ * 2,043 (qemu -cpu max). */
+void ax_arch_mte_set_large(void *p, size_t n) {
+  char *q = p, *end = q + n;
+  size_t z = dczva_size;
+  if (z && n >= 2 * z) {
+    for (; (uintptr_t)q & (z - 1); q += 16)
+      __asm__ __volatile__(".arch armv8.5-a+memtag\n\tstg %0, [%0]" : : "r"(q) : "memory");
+    for (; q + z <= end; q += z)
+      __asm__ __volatile__(".arch armv8.5-a+memtag\n\tdc gva, %0" : : "r"(q) : "memory");
+  }
+  for (; q < end; q += 16)
+    __asm__ __volatile__(".arch armv8.5-a+memtag\n\tstg %0, [%0]" : : "r"(q) : "memory");
+}
