@@ -30,7 +30,7 @@
  * already free (every double free is caught while the block's page is in use, not only
  * while the block is on a list) and how long it is, and the canary is checked.
  *
- * Huge blocks (a mapping each) keep n in their page descriptor (huge_size) and a 16-byte
+ * Huge blocks (a mapping each) keep n in their segment header (huge_size) and a 16-byte
  * canary after it; a double free is caught while the mapping is cached (afterwards the
  * pointer is not ours any more: "invalid pointer"). Their memory is not pattern-filled
  * on free (it may be 256 MiB; cached mappings are handed back to the kernel anyway).
@@ -197,7 +197,7 @@ static inline size_t huge_usable(const ax_segment_t *seg, const void *p) {
 }
 
 static void huge_live(ax_segment_t *seg, void *p, size_t n) {
-  seg->pages[0].huge_size = n;
+  seg->huge_size = n;
   AX_TRACK_UNDEFINED((char *)p + n, HUGE_CANARY);
   memset((char *)p + n, CANARY_BYTE, HUGE_CANARY);
   AX_TRACK_RESIZE(p, huge_usable(seg, p),
@@ -211,7 +211,7 @@ static size_t huge_block(const char *fn, ax_segment_t *seg, void *p) {
     axi_invalid_free(fn, p);
   if (!page->in_use)
     axi_fatal("axmalloc: %s(): double free %p\n", fn, p);
-  size_t n = page->huge_size;
+  size_t n = seg->huge_size;
   AX_TRACK_DEFINED((char *)p + n, HUGE_CANARY);
   if (find_not((const unsigned char *)p, n, n + HUGE_CANARY, CANARY_BYTE) != n + HUGE_CANARY)
     axi_fatal("axmalloc: heap buffer overflow after block %p (size %zu)\n", p, n);

@@ -54,7 +54,7 @@ static AX_NOINLINE void free_irregular(void *p, const char *fn) {
 
 /* Push b on the owner's local_free (b passed the checks). */
 static inline void push_local(ax_page_t *page, ax_block_t *b) {
-  axi_set_link(page, b, page->local_free);
+  axi_set_link_own(page, b, page->local_free);
   page->local_free = b;
 }
 

@@ -105,7 +105,10 @@ static inline uint32_t axi_tf_len(uintptr_t tf) { return (uint32_t)(tf >> AX_TF_
 typedef struct ax_page {
   /* first cache line: what the owner writes on its fast paths, and thread_free, which
    * other threads write once per chain of remote frees (remote.c) */
-  ax_block_t *free;           /* blocks ready to hand out (encoded list) */
+  ax_block_t *free; /* blocks ready to hand out (encoded list) */
+  /* the owner's copy of key (line 2), between free and local_free: malloc loads it with free
+   * and free with local_free, in one ldp each on AArch64 (2 instructions a pair) */
+  uintptr_t okey;
   ax_block_t *local_free;     /* blocks the owner freed */
   ax_atomic_word thread_free; /* blocks other threads freed (encoded list) | AX_TF_FULL */
   /* blocks handed out and not freed back to this page's own lists, + 1 while the page is
@@ -116,10 +119,7 @@ typedef struct ax_page {
   uint8_t pinned;              /* 1 while the page is heap->direct's page of its class (see used) */
   struct ax_page *next, *prev; /* the heap's queue for the class, or its full list */
   uint32_t capacity;           /* blocks carved so far */
-  /* statistics: blocks handed out since the last refill = refill - length of free */
-  uint32_t refill;
-  uint32_t touched;  /* blocks ever carved: their memory is committed and dirty */
-  uint32_t reserved; /* blocks that fit */
+  uint32_t reserved;           /* blocks that fit */
   /* second cache line: what every free reads, the remote ones too, and the owner writes
    * only on its slow paths, so that a thread freeing into another's page does not make the
    * owner's next malloc miss (nor the reverse) */
@@ -135,7 +135,9 @@ typedef struct ax_page {
   uint64_t div_inv;
   ax_atomic_word fast_cap;
   uint64_t retired_ms; /* when the page became free (delayed purge) */
-  uint64_t huge_size;  /* checked mode, huge blocks: the size the program asked for */
+  /* statistics: blocks handed out since the last refill = refill - length of free */
+  uint32_t refill;
+  uint32_t touched; /* blocks ever carved: their memory is committed and dirty */
   uint32_t block_size;
   uint8_t div_shift;
   uint8_t cls;
@@ -189,6 +191,7 @@ typedef struct ax_segment {
   struct ax_segment *next, *prev; /* the owner's list; the cache's list */
   struct ax_segment *abandoned_next;
   uint64_t cached_ms; /* when it entered a cache */
+  uint64_t huge_size; /* checked mode, huge blocks: the size the program asked for */
   /* last: free()'s fast path trusts page_shift to index pages[], so an overflow must pass
    * the cookie, owner and heap (which the remote path checks, see axi_remote_free) and
    * 96 bytes more before it can change it */
@@ -376,6 +379,19 @@ static inline uintptr_t axi_encode(const ax_page_t *page, const ax_block_t *b) {
 static inline void axi_set_link(const ax_page_t *page, ax_block_t *b, const ax_block_t *next) {
   AX_TRACK_UNDEFINED(b, sizeof *b);
   b->next_enc = axi_encode(page, next);
+  AX_TRACK_NOACCESS(b, sizeof *b);
+}
+/* The same with a key already loaded: the owner's copy (okey), which malloc's fast path
+ * loads together with page->free. */
+static inline ax_block_t *axi_link_key(uintptr_t key, const ax_block_t *b) {
+  AX_TRACK_DEFINED(b, sizeof *b);
+  uintptr_t enc = b->next_enc;
+  AX_TRACK_NOACCESS(b, sizeof *b);
+  return (ax_block_t *)(enc ^ key);
+}
+static inline void axi_set_link_own(const ax_page_t *page, ax_block_t *b, const ax_block_t *next) {
+  AX_TRACK_UNDEFINED(b, sizeof *b);
+  b->next_enc = (uintptr_t)next ^ page->okey;
   AX_TRACK_NOACCESS(b, sizeof *b);
 }
 

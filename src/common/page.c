@@ -304,7 +304,7 @@ static void page_init(ax_page_t *page, unsigned c) {
   page->block_size = (uint32_t)bsize;
   page->reserved = (uint32_t)((axi_page_end(page) - page->area) / bsize);
   axi_page_set_divisor(page, (uint32_t)bsize);
-  page->key = axi_page_key(axi_random()); /* per page, from the process's random seed */
+  page->key = page->okey = axi_page_key(axi_random()); /* per page, from the random seed */
   if (axi_checked)
     page->is_zero = 0; /* blocks carry check.c's free pattern, not zeroes */
 }
