@@ -473,8 +473,7 @@ static void op_memalign(reader_t *r) {
   if (align > FZ_ALIGN_MAX) {
     errno = 0;
     void *p = CALL(memalign(align, n));
-    expect_fail("memalign (large alignment)", p, errno,
-                align > SIZE_MAX / 2 + 1 ? EINVAL : ENOMEM);
+    expect_fail("memalign (large alignment)", p, errno, align > SIZE_MAX / 2 + 1 ? EINVAL : ENOMEM);
     return;
   }
   size_t a = 1;

@@ -26,6 +26,8 @@ PKGS=(
   pkgconf
   # fuzzing (scripts/fuzz.sh): clang and its libFuzzer runtime
   clang libclang-rt-14-dev
+  # the format stage of scripts/test.sh (.clang-format on every C and C++ file)
+  clang-format
   # real programs under LD_PRELOAD (tests/t_progs.sh)
   libpython3.11-testsuite sqlite3 lua5.4 perl git stress-ng
   # glibc 2.36's own malloc tests, built from its source tarball (scripts/glibc_tests.sh)

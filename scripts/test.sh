@@ -4,6 +4,8 @@
 #   bash scripts/test.sh
 #
 # Stages (each runs even when an earlier one failed; the script exits non-zero if any did):
+#   format              every C and C++ file in the repository as .clang-format wants it
+#                       (clang-format --dry-run --Werror)
 #   native              build/               Release, ctest -j2
 #   native/force-mt     the same build with AXMALLOC_FORCE_MT=1 (atomics while single-threaded)
 #   native/isa=<k>      ... with AXMALLOC_FORCE_ISA=<k> for each x86 bulk kernel
@@ -151,6 +153,35 @@ if [[ ${AX_SKIP_DEPS:-0} != 1 ]]; then
     finish
   fi
 fi
+
+# ---- format -----------------------------------------------------------------------------
+# Every C and C++ file, workloads and tests included, as .clang-format (clang-format 14)
+# formats it: `clang-format -i <file>` fixes one.
+format_stage() {
+  local t0=$SECONDS f files=() bad=()
+  log "format: clang-format --dry-run --Werror"
+  if ! command -v clang-format >/dev/null; then
+    echo "test.sh: format: clang-format not installed" >&2
+    record format FAILED 0 1 0 $((SECONDS - t0))
+    return
+  fi
+  if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    mapfile -t files < <(git -C "$ROOT" ls-files '*.c' '*.h' '*.cc' '*.cpp')
+  else
+    mapfile -t files < <(cd "$ROOT" && find src include tests bench fuzz -name '*.[ch]' -o -name '*.cc')
+  fi
+  for f in "${files[@]}"; do
+    clang-format --dry-run --Werror "$ROOT/$f" >/dev/null 2>&1 || bad+=("$f")
+  done
+  if ((${#bad[@]})); then
+    echo "test.sh: format: ${#bad[@]} of ${#files[@]} files not clang-formatted: ${bad[*]}" >&2
+    record format FAILED 0 1 0 $((SECONDS - t0))
+  else
+    echo "format: ${#files[@]} files clang-formatted"
+    record format ok 1 0 0 $((SECONDS - t0))
+  fi
+}
+format_stage
 
 # ---- native -----------------------------------------------------------------------------
 # The default run, then the same suite down every other path the allocator can take here:

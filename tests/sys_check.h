@@ -15,24 +15,24 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHECK(cond)                                                                   \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);        \
-      fflush(stderr);                                                                 \
-      exit(1);                                                                        \
-    }                                                                                 \
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                     \
+      fflush(stderr);                                                                              \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
-#define CHECKF(cond, ...)                                                             \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n  ", __FILE__, __LINE__, #cond);      \
-      fprintf(stderr, __VA_ARGS__);                                                   \
-      fputc('\n', stderr);                                                            \
-      fflush(stderr);                                                                 \
-      exit(1);                                                                        \
-    }                                                                                 \
+#define CHECKF(cond, ...)                                                                          \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n  ", __FILE__, __LINE__, #cond);                   \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fputc('\n', stderr);                                                                         \
+      fflush(stderr);                                                                              \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 /* write(2)-only reporting: no stdio, no malloc. */
@@ -40,7 +40,8 @@ static inline void sys_write_str(const char *s) {
   size_t n = strlen(s);
   while (n > 0) {
     ssize_t w = write(2, s, n);
-    if (w <= 0) return;
+    if (w <= 0)
+      return;
     s += w;
     n -= (size_t)w;
   }
@@ -68,9 +69,10 @@ static inline __attribute__((noreturn)) void sys_safe_fail(const char *file, int
   _exit(1);
 }
 
-#define SAFE_CHECK(cond)                                                              \
-  do {                                                                                \
-    if (!(cond)) sys_safe_fail(__FILE__, __LINE__, #cond);                            \
+#define SAFE_CHECK(cond)                                                                           \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      sys_safe_fail(__FILE__, __LINE__, #cond);                                                    \
   } while (0)
 
 /* Resident set size in bytes, from /proc/self/statm (second field, in pages). Uses a
@@ -79,13 +81,16 @@ static inline __attribute__((noreturn)) void sys_safe_fail(const char *file, int
 static inline uint64_t sys_rss_bytes(void) {
   char buf[256];
   int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
+  if (fd < 0)
+    return 0;
   ssize_t n = read(fd, buf, sizeof buf - 1);
   close(fd);
-  if (n <= 0) return 0;
+  if (n <= 0)
+    return 0;
   buf[n] = 0;
   unsigned long long size = 0, resident = 0;
-  if (sscanf(buf, "%llu %llu", &size, &resident) != 2) return 0;
+  if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
+    return 0;
   return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
@@ -111,21 +116,26 @@ static inline void sys_fill(void *p, size_t size, uint64_t tag) {
   size_t nw = size / 8;
   w[0] = tag;
   w[1] = (uint64_t)size;
-  for (size_t i = 2; i < nw; i++) w[i] = sys_pat_word(tag, i);
+  for (size_t i = 2; i < nw; i++)
+    w[i] = sys_pat_word(tag, i);
   unsigned char *b = (unsigned char *)p;
-  for (size_t i = nw * 8; i < size; i++) b[i] = (unsigned char)(tag + i);
+  for (size_t i = nw * 8; i < size; i++)
+    b[i] = (unsigned char)(tag + i);
 }
 
 /* Returns 1 when the block still holds exactly the pattern sys_fill wrote. */
 static inline int sys_verify(const void *p, size_t size, uint64_t tag) {
   const uint64_t *w = (const uint64_t *)p;
   size_t nw = size / 8;
-  if (w[0] != tag || w[1] != (uint64_t)size) return 0;
+  if (w[0] != tag || w[1] != (uint64_t)size)
+    return 0;
   for (size_t i = 2; i < nw; i++)
-    if (w[i] != sys_pat_word(tag, i)) return 0;
+    if (w[i] != sys_pat_word(tag, i))
+      return 0;
   const unsigned char *b = (const unsigned char *)p;
   for (size_t i = nw * 8; i < size; i++)
-    if (b[i] != (unsigned char)(tag + i)) return 0;
+    if (b[i] != (unsigned char)(tag + i))
+      return 0;
   return 1;
 }
 

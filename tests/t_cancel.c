@@ -66,9 +66,10 @@ static void run_report(const char *name, void (*fn)(void), const char *last_line
     len += (size_t)r;
   out[len] = 0;
   close(fds[0]);
-  CHECKF(ret == PTHREAD_CANCELED && after_report == 1, "%s: the thread was not cancelled after "
-         "its report (%s, step %d)", name, ret == PTHREAD_CANCELED ? "cancelled" : "returned",
-         after_report);
+  CHECKF(ret == PTHREAD_CANCELED && after_report == 1,
+         "%s: the thread was not cancelled after "
+         "its report (%s, step %d)",
+         name, ret == PTHREAD_CANCELED ? "cancelled" : "returned", after_report);
   CHECKF(strstr(out, last_line) != NULL, "%s: the report lacks \"%s\"; it was:\n%s", name,
          last_line, out);
   printf("t_cancel %s: OK (%zu bytes of report, then cancelled)\n", name, len);
@@ -161,8 +162,8 @@ static void *stormer(void *arg) {
     h.blk[k] = make(size_for(r >> 8));
     /* hand a block over: whoever takes it frees it remotely */
     void *mine = make(size_for(r >> 24));
-    uintptr_t old = __atomic_exchange_n(&slots[(r >> 40) % SLOTS], (uintptr_t)mine,
-                                        __ATOMIC_ACQ_REL);
+    uintptr_t old =
+        __atomic_exchange_n(&slots[(r >> 40) % SLOTS], (uintptr_t)mine, __ATOMIC_ACQ_REL);
     if (old) {
       check_block((void *)old);
       free((void *)old);

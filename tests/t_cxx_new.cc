@@ -45,8 +45,8 @@ static void check_ours() {
   void *(*op)(size_t) = &::operator new;
   Dl_info info;
   CHECK(dladdr((void *)op, &info) != 0 && info.dli_fname);
-  CHECKF(std::strstr(info.dli_fname, "libaxmalloc") != nullptr,
-         "operator new comes from %s", info.dli_fname);
+  CHECKF(std::strstr(info.dli_fname, "libaxmalloc") != nullptr, "operator new comes from %s",
+         info.dli_fname);
 #endif
 }
 
@@ -144,15 +144,35 @@ static void bad_alloc_handler() { throw std::bad_alloc(); }
 static void failures() {
   // No handler: std::bad_alloc, for every throwing form; nullptr from the nothrow ones.
   int thrown = 0;
-  try { (void)::operator new(kHuge); } catch (const std::bad_alloc &) { thrown++; }
-  try { (void)::operator new[](kHuge); } catch (const std::bad_alloc &) { thrown++; }
-  try { (void)::operator new(SIZE_MAX); } catch (const std::bad_alloc &) { thrown++; }
-  try { (void)::operator new(kHuge, std::align_val_t{64}); } catch (const std::bad_alloc &) { thrown++; }
-  try { (void)::operator new[](100, std::align_val_t{(size_t)1 << 62}); } catch (const std::bad_alloc &) { thrown++; }
+  try {
+    (void)::operator new(kHuge);
+  } catch (const std::bad_alloc &) {
+    thrown++;
+  }
+  try {
+    (void)::operator new[](kHuge);
+  } catch (const std::bad_alloc &) {
+    thrown++;
+  }
+  try {
+    (void)::operator new(SIZE_MAX);
+  } catch (const std::bad_alloc &) {
+    thrown++;
+  }
+  try {
+    (void)::operator new (kHuge, std::align_val_t{64});
+  } catch (const std::bad_alloc &) {
+    thrown++;
+  }
+  try {
+    (void)::operator new[](100, std::align_val_t{(size_t)1 << 62});
+  } catch (const std::bad_alloc &) {
+    thrown++;
+  }
   CHECKF(thrown == 5, "%d of 5 failures threw std::bad_alloc", thrown);
   CHECK(::operator new(kHuge, std::nothrow) == nullptr);
   CHECK(::operator new[](kHuge, std::nothrow) == nullptr);
-  CHECK(::operator new(kHuge, std::align_val_t{4096}, std::nothrow) == nullptr);
+  CHECK(::operator new (kHuge, std::align_val_t{4096}, std::nothrow) == nullptr);
   CHECK(::operator new[](kHuge, std::align_val_t{4096}, std::nothrow) == nullptr);
   // A new-expression's bad_alloc, through std::vector.
   bool vec_threw = false;
@@ -170,7 +190,11 @@ static void failures() {
   handler_calls = 0;
   std::set_new_handler(counting_handler);
   thrown = 0;
-  try { (void)::operator new(kHuge); } catch (const std::bad_alloc &) { thrown = 1; }
+  try {
+    (void)::operator new(kHuge);
+  } catch (const std::bad_alloc &) {
+    thrown = 1;
+  }
   CHECKF(thrown == 1 && handler_calls == 3, "thrown %d, handler ran %d times", thrown,
          handler_calls);
   // nothrow forms run the handler too, and turn its exception into nullptr.
@@ -184,7 +208,11 @@ static void failures() {
   // A handler's own exception leaves the throwing forms unchanged.
   std::set_new_handler(throwing_handler);
   bool custom = false;
-  try { (void)::operator new(kHuge); } catch (const Custom &) { custom = true; }
+  try {
+    (void)::operator new(kHuge);
+  } catch (const Custom &) {
+    custom = true;
+  }
   CHECK(custom);
   std::set_new_handler(nullptr);
 }
@@ -214,7 +242,7 @@ int main(int argc, char **argv) {
   check_ours();
   if (argc > 1 && std::strcmp(argv[1], "baddelete") == 0) {
     char on_stack[64];
-    void *volatile p = on_stack; // hidden from -Wfree-nonheap-object: this is the point
+    void *volatile p = on_stack;           // hidden from -Wfree-nonheap-object: this is the point
     ::operator delete(p, sizeof on_stack); // must abort
     std::puts("t_cxx_new: sized delete of a stack address returned");
     return 0;

@@ -42,17 +42,17 @@ struct T {
 };
 
 int main() {
-  S *volatile s = new S;  // the program's new
-  delete s;               // sized delete: must reach the program's delete
-  T *volatile t = new T[4]; // new[] -> the program's new; cookie for the destructor
-  delete[] t;               // sized array delete -> the program's delete
+  S *volatile s = new S;                // the program's new
+  delete s;                             // sized delete: must reach the program's delete
+  T *volatile t = new T[4];             // new[] -> the program's new; cookie for the destructor
+  delete[] t;                           // sized array delete -> the program's delete
   S *volatile u = new (std::nothrow) S; // nothrow new -> the program's new
   CHECK(u != nullptr);
   ::operator delete(u, std::nothrow);
   void *volatile v = ::operator new[](40, std::nothrow);
   ::operator delete[](v, (size_t)40);
-  CHECKF(news == 4 && deletes == 4, "program's new ran %d times, delete %d times (want 4, 4)",
-         news, deletes);
+  CHECKF(news == 4 && deletes == 4, "program's new ran %d times, delete %d times (want 4, 4)", news,
+         deletes);
   // the program's new throws: nothrow new turns that into nullptr
   CHECK(::operator new((size_t)2 << 20, std::nothrow) == nullptr);
   // malloc is still axmalloc's

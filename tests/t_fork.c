@@ -40,9 +40,12 @@ static size_t pick_size(uint64_t *rng) {
   uint64_t r = sys_rand(rng);
   unsigned k = (unsigned)(r % 1000);
   r >>= 10;
-  if (k < 3) return (1u << 20) + 16 + (size_t)(r % (3u << 20)); /* huge: 1 .. 4 MiB */
-  if (k < 700) return 16 + (size_t)(r % 497);
-  if (k < 950) return 512 + (size_t)(r % 7681);
+  if (k < 3)
+    return (1u << 20) + 16 + (size_t)(r % (3u << 20)); /* huge: 1 .. 4 MiB */
+  if (k < 700)
+    return 16 + (size_t)(r % 497);
+  if (k < 950)
+    return 512 + (size_t)(r % 7681);
   return 8192 + (size_t)(r % 57345); /* .. 64 KiB */
 }
 
@@ -77,7 +80,8 @@ static void *worker(void *arg) {
       /* Publish; free whatever was there (usually another thread's block). */
       size_t s = (size_t)(sys_rand(&rng) % NSLOTS);
       uintptr_t old = atomic_exchange(&slots[s], (uintptr_t)p);
-      if (old) verify_free((void *)old);
+      if (old)
+        verify_free((void *)old);
     } else {
       verify_free(p); /* local free */
     }
@@ -91,7 +95,8 @@ static void *worker(void *arg) {
 
 static void *child_thread(void *arg) {
   void **handoff = arg; /* 64 blocks from the child's main thread: free them here */
-  for (int i = 0; i < 64; i++) verify_free(handoff[i]);
+  for (int i = 0; i < 64; i++)
+    verify_free(handoff[i]);
   uint64_t rng = 0x77ull;
   for (int i = 0; i < 64; i++) {
     size_t size = pick_size(&rng);
@@ -102,8 +107,8 @@ static void *child_thread(void *arg) {
   return NULL; /* the child's main thread frees these */
 }
 
-static void __attribute__((noreturn)) child_main(unsigned timeout, void *premade, int round,
-                                                 int child_thread_ok) {
+static void __attribute__((noreturn))
+child_main(unsigned timeout, void *premade, int round, int child_thread_ok) {
   alarm(timeout);
   /* 1. Blocks inherited from the parent: one the forking thread allocated, and up to
    *    64 published by the parent's worker threads, which do not exist here. */
@@ -126,25 +131,31 @@ static void __attribute__((noreturn)) child_main(unsigned timeout, void *premade
     SAFE_CHECK(p != NULL);
     sys_fill(p, size, make_tag(200, (uint64_t)i));
     int s = (int)(sys_rand(&rng) % WIN);
-    if (win[s]) verify_free(win[s]);
+    if (win[s])
+      verify_free(win[s]);
     win[s] = p;
   }
   for (int s = 0; s < WIN; s++)
-    if (win[s]) verify_free(win[s]);
+    if (win[s])
+      verify_free(win[s]);
   /* 3. calloc zeroes, realloc keeps contents (small -> large -> huge). */
   unsigned char *z = calloc(1000, 100);
   SAFE_CHECK(z != NULL);
-  for (int i = 0; i < 100000; i++) SAFE_CHECK(z[i] == 0);
+  for (int i = 0; i < 100000; i++)
+    SAFE_CHECK(z[i] == 0);
   free(z);
   unsigned char *r = malloc(100);
   SAFE_CHECK(r != NULL);
-  for (int i = 0; i < 100; i++) r[i] = (unsigned char)i;
+  for (int i = 0; i < 100; i++)
+    r[i] = (unsigned char)i;
   r = realloc(r, 50000);
   SAFE_CHECK(r != NULL);
-  for (int i = 0; i < 100; i++) SAFE_CHECK(r[i] == (unsigned char)i);
+  for (int i = 0; i < 100; i++)
+    SAFE_CHECK(r[i] == (unsigned char)i);
   r = realloc(r, 3u << 20);
   SAFE_CHECK(r != NULL);
-  for (int i = 0; i < 100; i++) SAFE_CHECK(r[i] == (unsigned char)i);
+  for (int i = 0; i < 100; i++)
+    SAFE_CHECK(r[i] == (unsigned char)i);
   free(r);
   /* 4. A new thread in the child: frees in both directions. */
   void *handoff[64];
@@ -161,7 +172,8 @@ static void __attribute__((noreturn)) child_main(unsigned timeout, void *premade
   } else {
     child_thread(handoff); /* same work, on this thread */
   }
-  for (int i = 0; i < 64; i++) verify_free(handoff[i]);
+  for (int i = 0; i < 64; i++)
+    verify_free(handoff[i]);
   _exit(0);
 }
 
@@ -188,14 +200,17 @@ int main(int argc, char **argv) {
     sys_fill(premade, 3000 + (size_t)i, make_tag(100, (uint64_t)i));
     pid_t pid = fork();
     CHECK(pid >= 0);
-    if (pid == 0) child_main(timeout, premade, i, child_thread_ok);
+    if (pid == 0)
+      child_main(timeout, premade, i, child_thread_ok);
     verify_free(premade);
     int status = 0;
     pid_t w;
-    do w = waitpid(pid, &status, 0);
+    do
+      w = waitpid(pid, &status, 0);
     while (w < 0 && errno == EINTR);
     CHECK(w == pid);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      continue;
     failures++;
     if (WIFSIGNALED(status))
       fprintf(stderr, "t_fork: child %d killed by signal %d%s\n", i, WTERMSIG(status),
@@ -205,10 +220,12 @@ int main(int argc, char **argv) {
   }
 
   atomic_store(&stop, 1);
-  for (int t = 0; t < NTHREADS; t++) CHECK(pthread_join(th[t], NULL) == 0);
+  for (int t = 0; t < NTHREADS; t++)
+    CHECK(pthread_join(th[t], NULL) == 0);
   for (int i = 0; i < NSLOTS; i++) {
     uintptr_t p = atomic_exchange(&slots[i], 0);
-    if (p) verify_free((void *)p);
+    if (p)
+      verify_free((void *)p);
   }
   printf("t_fork: %d forks, %d failed children, %llu worker operations\n", nforks, failures,
          (unsigned long long)atomic_load(&worker_ops));

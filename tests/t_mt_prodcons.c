@@ -40,7 +40,8 @@ static atomic_ullong bytes_allocated, blocks_freed, bytes_freed;
 static int ring_push(ring_t *r, void *p) {
   size_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
   size_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-  if (t - h == RING) return 0;
+  if (t - h == RING)
+    return 0;
   r->slot[t & (RING - 1)] = p;
   atomic_store_explicit(&r->tail, t + 1, memory_order_release);
   return 1;
@@ -49,7 +50,8 @@ static int ring_push(ring_t *r, void *p) {
 static void *ring_pop(ring_t *r) {
   size_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
   size_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
-  if (h == t) return NULL;
+  if (h == t)
+    return NULL;
   void *p = r->slot[h & (RING - 1)];
   atomic_store_explicit(&r->head, h + 1, memory_order_release);
   return p;
@@ -59,9 +61,11 @@ static size_t pick_size(uint64_t *rng) {
   uint64_t r = sys_rand(rng);
   unsigned k = (unsigned)(r % 100);
   r >>= 8;
-  if (k < 90) return 16 + (size_t)(r % 1009);    /* 16 .. 1 KiB */
-  if (k < 99) return 1024 + (size_t)(r % 15361); /* 1 .. 16 KiB */
-  return 16384 + (size_t)(r % 49153);            /* 16 .. 64 KiB */
+  if (k < 90)
+    return 16 + (size_t)(r % 1009); /* 16 .. 1 KiB */
+  if (k < 99)
+    return 1024 + (size_t)(r % 15361); /* 1 .. 16 KiB */
+  return 16384 + (size_t)(r % 49153);  /* 16 .. 64 KiB */
 }
 
 static void *producer(void *arg) {
@@ -77,9 +81,11 @@ static void *producer(void *arg) {
     bytes += size;
     /* Round robin over the consumers; spin on a full ring, trying the other one. */
     for (;;) {
-      if (ring_push(&rings[me][c], p)) break;
+      if (ring_push(&rings[me][c], p))
+        break;
       c = (c + 1) % NCONS;
-      if (ring_push(&rings[me][c], p)) break;
+      if (ring_push(&rings[me][c], p))
+        break;
       sched_yield();
     }
     c = (c + 1) % NCONS;
@@ -120,9 +126,11 @@ static void *consumer(void *arg) {
         int empty = 1;
         for (unsigned pr = 0; pr < NPROD; pr++) {
           ring_t *r = &rings[pr][me];
-          if (atomic_load(&r->head) != atomic_load(&r->tail)) empty = 0;
+          if (atomic_load(&r->head) != atomic_load(&r->tail))
+            empty = 0;
         }
-        if (empty) break;
+        if (empty)
+          break;
       } else {
         sched_yield();
       }
@@ -147,8 +155,10 @@ int main(int argc, char **argv) {
     CHECK(pthread_create(&ct[i], NULL, consumer, (void *)(uintptr_t)i) == 0);
   for (unsigned i = 0; i < NPROD; i++)
     CHECK(pthread_create(&pt[i], NULL, producer, (void *)(uintptr_t)i) == 0);
-  for (unsigned i = 0; i < NPROD; i++) CHECK(pthread_join(pt[i], NULL) == 0);
-  for (unsigned i = 0; i < NCONS; i++) CHECK(pthread_join(ct[i], NULL) == 0);
+  for (unsigned i = 0; i < NPROD; i++)
+    CHECK(pthread_join(pt[i], NULL) == 0);
+  for (unsigned i = 0; i < NCONS; i++)
+    CHECK(pthread_join(ct[i], NULL) == 0);
 
   ax_stats_get(&after);
   unsigned long long ab = atomic_load(&bytes_allocated);
@@ -171,14 +181,18 @@ int main(int argc, char **argv) {
    * than the total allocated: 1/8 of it, clamped to [64 MiB, 256 MiB]. A leak of
    * remote-freed blocks makes os_committed approach the total. */
   uint64_t limit = ab / 8;
-  if (limit < (64ull << 20)) limit = 64ull << 20;
-  if (limit > (256ull << 20)) limit = 256ull << 20;
-  CHECKF(ab > 2 * limit, "too few blocks (%llu bytes) for the bound %llu to mean anything",
-         ab, (unsigned long long)limit);
-  CHECKF(after.os_committed < limit, "os_committed %llu >= limit %llu (allocated total %llu): "
-         "remote-freed blocks not reused?", (unsigned long long)after.os_committed,
-         (unsigned long long)limit, ab);
-  CHECKF(after.os_committed_peak < limit, "os_committed_peak %llu >= limit %llu (allocated "
+  if (limit < (64ull << 20))
+    limit = 64ull << 20;
+  if (limit > (256ull << 20))
+    limit = 256ull << 20;
+  CHECKF(ab > 2 * limit, "too few blocks (%llu bytes) for the bound %llu to mean anything", ab,
+         (unsigned long long)limit);
+  CHECKF(after.os_committed < limit,
+         "os_committed %llu >= limit %llu (allocated total %llu): "
+         "remote-freed blocks not reused?",
+         (unsigned long long)after.os_committed, (unsigned long long)limit, ab);
+  CHECKF(after.os_committed_peak < limit,
+         "os_committed_peak %llu >= limit %llu (allocated "
          "total %llu): remote-freed blocks not reused?",
          (unsigned long long)after.os_committed_peak, (unsigned long long)limit, ab);
   printf("t_mt_prodcons: OK\n");

@@ -34,10 +34,13 @@ static size_t pick_size(uint64_t *rng) {
   uint64_t r = sys_rand(rng);
   unsigned k = (unsigned)(r % 1000);
   r >>= 10;
-  if (k == 0) return HUGE_MIN + 1 + (size_t)(r % (3u << 20));  /* 1 MiB .. 4 MiB */
-  if (k < 600) return 16 + (size_t)(r % 497);                  /* 16 .. 512 */
-  if (k < 900) return 16 + (size_t)(r % 8177);                 /* .. 8 KiB */
-  return 16 + (size_t)(r % (65536 - 16 + 1));                  /* .. 64 KiB */
+  if (k == 0)
+    return HUGE_MIN + 1 + (size_t)(r % (3u << 20)); /* 1 MiB .. 4 MiB */
+  if (k < 600)
+    return 16 + (size_t)(r % 497); /* 16 .. 512 */
+  if (k < 900)
+    return 16 + (size_t)(r % 8177);           /* .. 8 KiB */
+  return 16 + (size_t)(r % (65536 - 16 + 1)); /* .. 64 KiB */
 }
 
 /* Verify a block taken out of a slot, poison its header, free it. */
@@ -46,14 +49,19 @@ static void check_and_free(void *p, unsigned me) {
   const uint64_t *w = (const uint64_t *)p;
   uint64_t tag = w[0];
   size_t size = (size_t)w[1];
-  CHECKF((tag >> 48) == MAGIC, "block %p: header tag %#llx is not ours (freed or "
-         "overwritten while live?)", p, (unsigned long long)tag);
+  CHECKF((tag >> 48) == MAGIC,
+         "block %p: header tag %#llx is not ours (freed or "
+         "overwritten while live?)",
+         p, (unsigned long long)tag);
   CHECKF(size >= 16 && size <= HUGE_MIN + (4u << 20), "block %p: bad size %zu", p, size);
   CHECKF(malloc_usable_size(p) >= size, "block %p: usable %zu < requested %zu", p,
          malloc_usable_size(p), size);
-  CHECKF(sys_verify(p, size, tag), "block %p (size %zu, tag %#llx) corrupted: overlap "
-         "with another live block or double hand-out", p, size, (unsigned long long)tag);
-  if (((tag >> 40) & 0xff) != me) atomic_fetch_add_explicit(&total_remote, 1, memory_order_relaxed);
+  CHECKF(sys_verify(p, size, tag),
+         "block %p (size %zu, tag %#llx) corrupted: overlap "
+         "with another live block or double hand-out",
+         p, size, (unsigned long long)tag);
+  if (((tag >> 40) & 0xff) != me)
+    atomic_fetch_add_explicit(&total_remote, 1, memory_order_relaxed);
   sys_poison(p);
   free(p);
 }
@@ -69,16 +77,19 @@ static void *worker(void *arg) {
     sys_fill(p, size, make_tag(me, (uint64_t)i));
     nalloc++;
     nbytes += size;
-    if (size > HUGE_MIN) nhuge++;
+    if (size > HUGE_MIN)
+      nhuge++;
     size_t s = (size_t)(sys_rand(&rng) % nslots);
     uintptr_t old = atomic_exchange_explicit(&slots[s], (uintptr_t)p, memory_order_acq_rel);
-    if (old) check_and_free((void *)old, me);
+    if (old)
+      check_and_free((void *)old, me);
     /* Sometimes drain a second slot without refilling it, so that threads also free
      * while slots are empty and allocation/free counts interleave irregularly. */
     if ((sys_rand(&rng) & 7) == 0) {
       s = (size_t)(sys_rand(&rng) % nslots);
       old = atomic_exchange_explicit(&slots[s], 0, memory_order_acq_rel);
-      if (old) check_and_free((void *)old, me);
+      if (old)
+        check_and_free((void *)old, me);
     }
   }
   atomic_fetch_add(&total_allocs, nalloc);
@@ -98,12 +109,14 @@ int main(int argc, char **argv) {
 
   slots = calloc(nslots, sizeof *slots);
   CHECK(slots != NULL);
-  for (size_t i = 0; i < nslots; i++) CHECK(atomic_load(&slots[i]) == 0);
+  for (size_t i = 0; i < nslots; i++)
+    CHECK(atomic_load(&slots[i]) == 0);
 
   pthread_t th[256];
   for (int t = 0; t < nthreads; t++)
     CHECK(pthread_create(&th[t], NULL, worker, (void *)(uintptr_t)t) == 0);
-  for (int t = 0; t < nthreads; t++) CHECK(pthread_join(th[t], NULL) == 0);
+  for (int t = 0; t < nthreads; t++)
+    CHECK(pthread_join(th[t], NULL) == 0);
 
   size_t left = 0;
   for (size_t i = 0; i < nslots; i++) {
@@ -118,11 +131,13 @@ int main(int argc, char **argv) {
   ax_stats_get(&after);
   unsigned long long na = atomic_load(&total_allocs);
   printf("t_mt_storm: %d threads, %llu blocks (%llu huge), %.1f MiB, %llu remote frees, "
-         "%zu drained at end\n", nthreads, na, (unsigned long long)atomic_load(&total_huge),
+         "%zu drained at end\n",
+         nthreads, na, (unsigned long long)atomic_load(&total_huge),
          atomic_load(&total_bytes) / 1048576.0, (unsigned long long)atomic_load(&total_remote),
          left);
   printf("  ax_stats: mallocs +%llu, huge +%llu, segments_live %llu, os_committed %.1f MiB "
-         "(peak %.1f MiB)\n", (unsigned long long)(after.mallocs - before.mallocs),
+         "(peak %.1f MiB)\n",
+         (unsigned long long)(after.mallocs - before.mallocs),
          (unsigned long long)(after.huge_allocs - before.huge_allocs),
          (unsigned long long)after.segments_live, after.os_committed / 1048576.0,
          after.os_committed_peak / 1048576.0);

@@ -29,7 +29,7 @@
 #define MAGIC 0x7EADull
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
-static void **list;        /* blocks handed over by the running batch */
+static void **list; /* blocks handed over by the running batch */
 static size_t list_len, list_cap;
 static pthread_key_t key;
 
@@ -37,15 +37,16 @@ static size_t pick_size(uint64_t *rng) {
   uint64_t r = sys_rand(rng);
   unsigned k = (unsigned)(r % 100);
   r >>= 8;
-  if (k < 80) return 16 + (size_t)(r % 497);   /* 16 .. 512 */
-  if (k < 97) return 512 + (size_t)(r % 3585); /* .. 4 KiB */
-  return 4096 + (size_t)(r % 28673);           /* .. 32 KiB */
+  if (k < 80)
+    return 16 + (size_t)(r % 497); /* 16 .. 512 */
+  if (k < 97)
+    return 512 + (size_t)(r % 3585); /* .. 4 KiB */
+  return 4096 + (size_t)(r % 28673); /* .. 32 KiB */
 }
 
 static void check_block(void *p) {
   const uint64_t *w = p;
-  CHECKF((w[0] >> 48) == MAGIC, "block %p: header %#llx is not ours", p,
-         (unsigned long long)w[0]);
+  CHECKF((w[0] >> 48) == MAGIC, "block %p: header %#llx is not ours", p, (unsigned long long)w[0]);
   size_t size = (size_t)w[1];
   CHECKF(size >= 16 && size <= 65536, "block %p: bad size %zu", p, size);
   CHECKF(malloc_usable_size(p) >= size, "block %p: usable %zu < %zu", p, malloc_usable_size(p),
@@ -97,13 +98,15 @@ static void *worker(void *arg) {
   pthread_mutex_lock(&list_lock);
   if (list_len + kept > list_cap) {
     size_t cap = list_cap ? list_cap * 2 : 1024;
-    while (cap < list_len + kept) cap *= 2;
+    while (cap < list_len + kept)
+      cap *= 2;
     void **nl = realloc(list, cap * sizeof *nl);
     CHECK(nl != NULL);
     list = nl;
     list_cap = cap;
   }
-  for (size_t i = 0; i < kept; i++) list[list_len++] = blk[i];
+  for (size_t i = 0; i < kept; i++)
+    list[list_len++] = blk[i];
   pthread_mutex_unlock(&list_lock);
   return NULL;
 }
@@ -140,7 +143,8 @@ int main(int argc, char **argv) {
     free_list(prev, prev_len);
     remote_freed += prev_len;
     free(prev);
-    for (int t = 0; t < nb; t++) CHECK(pthread_join(th[t], NULL) == 0);
+    for (int t = 0; t < nb; t++)
+      CHECK(pthread_join(th[t], NULL) == 0);
     pthread_mutex_lock(&list_lock);
     prev = list;
     prev_len = list_len;
@@ -159,8 +163,7 @@ int main(int argc, char **argv) {
              "segments_live %llu, heaps_live %llu, abandoned %llu, reclaimed %llu\n",
              done + nb, rss_early / 1048576.0, committed_early / 1048576.0,
              (unsigned long long)seg_early, (unsigned long long)heaps_early,
-             (unsigned long long)st.segments_abandoned,
-             (unsigned long long)st.segments_reclaimed);
+             (unsigned long long)st.segments_abandoned, (unsigned long long)st.segments_reclaimed);
       CHECK(rss_early > 0);
     }
   }
@@ -168,8 +171,8 @@ int main(int argc, char **argv) {
   uint64_t rss_end = sys_rss_bytes();
   ax_stats_get(&st);
   printf("t_mt_threads: after %ld threads: RSS %.1f MiB, os_committed %.1f MiB, segments_live "
-         "%llu, heaps_live %llu, abandoned %llu, reclaimed %llu\n", nthreads,
-         rss_end / 1048576.0, st.os_committed / 1048576.0,
+         "%llu, heaps_live %llu, abandoned %llu, reclaimed %llu\n",
+         nthreads, rss_end / 1048576.0, st.os_committed / 1048576.0,
          (unsigned long long)st.segments_live, (unsigned long long)st.heaps_live,
          (unsigned long long)st.segments_abandoned, (unsigned long long)st.segments_reclaimed);
   free_list(prev, prev_len);
@@ -181,22 +184,25 @@ int main(int argc, char **argv) {
   if (rss_limit_mib > 0) {
     CHECKF(rss_end < (uint64_t)rss_limit_mib << 20, "RSS %.1f MiB >= limit %ld MiB",
            rss_end / 1048576.0, rss_limit_mib);
-    CHECKF(rss_end < 2 * rss_early + slack, "RSS grows with the thread count: %.1f MiB after "
-           "%ld threads, %.1f MiB after %ld", rss_early / 1048576.0, sample_at,
-           rss_end / 1048576.0, nthreads);
+    CHECKF(rss_end < 2 * rss_early + slack,
+           "RSS grows with the thread count: %.1f MiB after "
+           "%ld threads, %.1f MiB after %ld",
+           rss_early / 1048576.0, sample_at, rss_end / 1048576.0, nthreads);
   } else {
     printf("t_mt_threads: RSS checks skipped (limit 0)\n");
   }
   /* The allocator's own view, valid under qemu too: committed memory bounded. */
-  CHECKF(st.os_committed < 2 * committed_early + slack, "os_committed grows with the thread "
+  CHECKF(st.os_committed < 2 * committed_early + slack,
+         "os_committed grows with the thread "
          "count: %.1f MiB after %ld threads, %.1f MiB after %ld",
          committed_early / 1048576.0, sample_at, st.os_committed / 1048576.0, nthreads);
   CHECKF(st.os_committed < (160ull << 20), "os_committed %.1f MiB >= 160 MiB",
          st.os_committed / 1048576.0);
   /* At most ~2 batches of threads hold live blocks: a few dozen segments at most. */
-  CHECKF(st.segments_live <= 2 * seg_early + 8, "segments_live grows with the thread count: "
-         "%llu after %ld threads, %llu after %ld", (unsigned long long)seg_early, sample_at,
-         (unsigned long long)st.segments_live, nthreads);
+  CHECKF(st.segments_live <= 2 * seg_early + 8,
+         "segments_live grows with the thread count: "
+         "%llu after %ld threads, %llu after %ld",
+         (unsigned long long)seg_early, sample_at, (unsigned long long)st.segments_live, nthreads);
   CHECKF(st.segments_live <= 64, "segments_live %llu > 64 (256 MiB of segments)",
          (unsigned long long)st.segments_live);
   CHECKF(st.heaps_live <= 2 * heaps_early + 8 && st.heaps_live <= 64,

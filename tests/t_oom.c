@@ -557,7 +557,8 @@ static int mode_refused(bool limit, size_t headroom) {
   CHECK(pthread_create(&t, NULL, refuse_kernel, &too_big) == 0);
   CHECK(pthread_join(t, NULL) == 0);
   printf("t_oom refused_limit: 100 refused requests of %zu MiB, malloc(16) after each mapped "
-         "nothing: OK\n", too_big >> 20);
+         "nothing: OK\n",
+         too_big >> 20);
   return 0;
 }
 

@@ -73,15 +73,16 @@ int main(void) {
   /* take the page right after the mapping, so that mremap has to move it (the mapping's
    * end from its header: in checked mode the usable size is the size asked for) */
   uintptr_t seg = (uintptr_t)p & ~(SEG - 1), end = seg + ((ax_segment_t *)seg)->map_size;
-  void *guard = mmap((void *)end, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-                     -1, 0);
+  void *guard =
+      mmap((void *)end, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
   CHECKF(guard == (void *)end, "guard page at %p: %p (errno %d)", (void *)end, guard, errno);
   ax_test_set_hook(hook);
   char *q = realloc(p, 2 * SIZE);
   CHECK(q != NULL && q != p);
   CHECK(pthread_join(mapper, NULL) == 0);
   ax_test_set_hook(NULL);
-  CHECKF(old_seg == seg, "the hook saw %p, the block's segment was %p", (void *)old_seg, (void *)seg);
+  CHECKF(old_seg == seg, "the hook saw %p, the block's segment was %p", (void *)old_seg,
+         (void *)seg);
   CHECKF(mapped_at_hook == 0, "the segment map still held %p when its range went back to the OS",
          (void *)seg);
   for (size_t i = 0; i < SIZE; i += 4096)

@@ -9,11 +9,9 @@
  *                                global locks (AX_HOOK_LOCKED, hooks.h), and inside each of
  *                                this thread's own forks once the prepare handler has taken
  *                                them and before the parent handler releases them
- *                                (AX_HOOK_FORK_PREPARED, _RELEASING), this thread raises SIGUSR1 and
- *                                the handler forks; with threads > 0 other
- *                                threads allocate and free meanwhile (glibc's fork in a
- *                                multithreaded program from a handler is beyond POSIX: this
- *                                checks axmalloc's own part)
+ *                                (AX_HOOK_FORK_PREPARED, _RELEASING), this thread raises SIGUSR1
+ * and the handler forks; with threads > 0 other threads allocate and free meanwhile (glibc's fork
+ * in a multithreaded program from a handler is beyond POSIX: this checks axmalloc's own part)
  *   t_sigfork storm [forks]      glibc's pattern: a child process sends SIGUSR1 every
  *                                millisecond while this process allocates, frees and now and
  *                                then forks, until the handler has forked that many times

@@ -50,29 +50,36 @@ int main(void) {
     memset(ptr[i], (unsigned char)i, sz[i]);
   }
   ax_stats_get(&s1);
-  CHECKF(s1.mallocs - s0.mallocs >= N, "ax_stats mallocs grew by %llu after %d mallocs: "
-         "malloc is not axmalloc", (unsigned long long)(s1.mallocs - s0.mallocs), N);
+  CHECKF(s1.mallocs - s0.mallocs >= N,
+         "ax_stats mallocs grew by %llu after %d mallocs: "
+         "malloc is not axmalloc",
+         (unsigned long long)(s1.mallocs - s0.mallocs), N);
 
   for (int i = 0; i < N; i++) {
     unsigned char *b = ptr[i];
-    for (size_t j = 0; j < sz[i]; j++) CHECK(b[j] == (unsigned char)i);
+    for (size_t j = 0; j < sz[i]; j++)
+      CHECK(b[j] == (unsigned char)i);
     /* realloc up and down keeps the prefix */
     size_t nsz = i % 2 ? sz[i] * 3 + 5 : sz[i] / 2 + 1;
     b = realloc(b, nsz);
     check_ours(b, nsz);
     size_t keep = nsz < sz[i] ? nsz : sz[i];
-    for (size_t j = 0; j < keep; j++) CHECK(b[j] == (unsigned char)i);
+    for (size_t j = 0; j < keep; j++)
+      CHECK(b[j] == (unsigned char)i);
     ptr[i] = b;
   }
-  for (int i = 0; i < N; i += 2) free(ptr[i]);
+  for (int i = 0; i < N; i += 2)
+    free(ptr[i]);
 
   unsigned char *c = calloc(1000, 1000);
   check_ours(c, 1000000);
-  for (size_t i = 0; i < 1000000; i++) CHECK(c[i] == 0);
+  for (size_t i = 0; i < 1000000; i++)
+    CHECK(c[i] == 0);
   free(c);
   c = calloc(3, 5000000); /* huge */
   check_ours(c, 15000000);
-  for (size_t i = 0; i < 15000000; i += 4093) CHECK(c[i] == 0);
+  for (size_t i = 0; i < 15000000; i += 4093)
+    CHECK(c[i] == 0);
   CHECK(c[14999999] == 0);
   free(c);
 
@@ -96,10 +103,12 @@ int main(void) {
   pthread_t t;
   CHECK(pthread_create(&t, NULL, thread_fn, &from_thread) == 0);
   CHECK(pthread_join(t, NULL) == 0);
-  for (int i = 0; i < 4096; i++) CHECK(((unsigned char *)from_thread)[i] == 0x33);
+  for (int i = 0; i < 4096; i++)
+    CHECK(((unsigned char *)from_thread)[i] == 0x33);
   free(from_thread); /* remote free into the exited thread's segment */
 
-  for (int i = 1; i < N; i += 2) free(ptr[i]);
+  for (int i = 1; i < N; i += 2)
+    free(ptr[i]);
 
   /* ax_* and the malloc family are one allocator: cross frees work. */
   void *x = ax_malloc(500);
@@ -110,7 +119,8 @@ int main(void) {
 
   ax_stats_t s2;
   ax_stats_get(&s2);
-  CHECK(s2.mallocs - s1.mallocs >= 1000 + 40); /* thread, calloc, aligned: reallocs may stay in place */
+  CHECK(s2.mallocs - s1.mallocs >=
+        1000 + 40); /* thread, calloc, aligned: reallocs may stay in place */
   printf("t_static_c: mallocs %llu -> %llu -> %llu, OK\n", (unsigned long long)s0.mallocs,
          (unsigned long long)s1.mallocs, (unsigned long long)s2.mallocs);
   return 0;

@@ -48,21 +48,25 @@ static uint64_t mallocs_now() {
 
 static void churn(unsigned seed, unsigned n) {
   std::vector<std::string> v;
-  for (unsigned i = 0; i < n; i++) v.push_back(make_str(seed + i));
+  for (unsigned i = 0; i < n; i++)
+    v.push_back(make_str(seed + i));
   std::vector<std::string> copy = v;
   std::sort(copy.begin(), copy.end());
   std::sort(v.begin(), v.end());
   CHECK(v == copy);
   std::vector<std::string> expect;
-  for (unsigned i = 0; i < n; i++) expect.push_back(make_str(seed + i));
+  for (unsigned i = 0; i < n; i++)
+    expect.push_back(make_str(seed + i));
   std::sort(expect.begin(), expect.end());
   CHECK(v == expect);
   std::vector<std::vector<int>> vv(200);
   for (unsigned i = 0; i < 200; i++)
-    for (unsigned j = 0; j < i * 10; j++) vv[i].push_back((int)(i * j));
+    for (unsigned j = 0; j < i * 10; j++)
+      vv[i].push_back((int)(i * j));
   for (unsigned i = 0; i < 200; i++) {
     CHECK(vv[i].size() == i * 10);
-    for (unsigned j = 0; j < i * 10; j++) CHECK(vv[i][j] == (int)(i * j));
+    for (unsigned j = 0; j < i * 10; j++)
+      CHECK(vv[i][j] == (int)(i * j));
   }
 }
 
@@ -78,8 +82,10 @@ int main() {
   churn(0, 20000);
   uint64_t m1 = mallocs_now();
   // 20000 strings (x3 copies) outside SSO, plus vector growth: far more than 20000.
-  CHECKF(m1 - m0 >= 20000, "ax_stats mallocs grew by %llu over the churn: std::string "
-         "is not allocating through axmalloc", (unsigned long long)(m1 - m0));
+  CHECKF(m1 - m0 >= 20000,
+         "ax_stats mallocs grew by %llu over the churn: std::string "
+         "is not allocating through axmalloc",
+         (unsigned long long)(m1 - m0));
 
   // Over-aligned new.
   X *xs = new X[10];
@@ -95,7 +101,8 @@ int main() {
   CHECK(ax_usable_size(x1) >= sizeof(X));
   x1->v = 42;
   for (int i = 0; i < 10; i++) {
-    for (unsigned j = 0; j < sizeof xs[i].b; j++) CHECK(xs[i].b[j] == (unsigned char)i);
+    for (unsigned j = 0; j < sizeof xs[i].b; j++)
+      CHECK(xs[i].b[j] == (unsigned char)i);
     CHECK(xs[i].v == i * 1000);
   }
   CHECK(x1->v == 42);
@@ -122,7 +129,8 @@ int main() {
     try {
       throw std::runtime_error(make_str((unsigned)i + 1000));
     } catch (const std::runtime_error &e) {
-      if (std::string(e.what()) == make_str((unsigned)i + 1000)) caught++;
+      if (std::string(e.what()) == make_str((unsigned)i + 1000))
+        caught++;
     }
   }
   CHECK(caught == 100);
@@ -131,10 +139,12 @@ int main() {
   std::vector<std::string> from_thread;
   std::thread t([&] {
     churn(50000, 5000);
-    for (unsigned i = 0; i < 1000; i++) from_thread.push_back(make_str(i));
+    for (unsigned i = 0; i < 1000; i++)
+      from_thread.push_back(make_str(i));
   });
   t.join();
-  for (unsigned i = 0; i < 1000; i++) CHECK(from_thread[i] == make_str(i));
+  for (unsigned i = 0; i < 1000; i++)
+    CHECK(from_thread[i] == make_str(i));
   from_thread.clear();
   from_thread.shrink_to_fit();
 

@@ -40,7 +40,8 @@ int main(void) {
   /* stdio: a temporary file written and read back (FILE + buffer are malloc'd). */
   FILE *f = tmpfile();
   CHECK(f != NULL);
-  for (int i = 0; i < 5000; i++) CHECK(fprintf(f, "line %d %x\n", i, i * 2654435761u) > 0);
+  for (int i = 0; i < 5000; i++)
+    CHECK(fprintf(f, "line %d %x\n", i, i * 2654435761u) > 0);
   rewind(f);
   char line[128];
   int n = 0;
@@ -58,7 +59,8 @@ int main(void) {
   CHECK(f != NULL);
   int found = 0;
   while (fgets(line, sizeof line, f))
-    if (strncmp(line, "Pid:", 4) == 0) found = 1;
+    if (strncmp(line, "Pid:", 4) == 0)
+      found = 1;
   CHECK(found);
   fclose(f);
 
@@ -67,7 +69,8 @@ int main(void) {
   CHECK(d != NULL);
   int entries = 0;
   struct dirent *e;
-  while ((e = readdir(d)) != NULL) entries++;
+  while ((e = readdir(d)) != NULL)
+    entries++;
   CHECK(entries >= 2);
   closedir(d);
 
@@ -80,7 +83,8 @@ int main(void) {
     keys[i] = x;
   }
   qsort(keys, NKEYS, sizeof keys[0], cmp_u32);
-  for (int i = 1; i < NKEYS; i++) CHECK(keys[i - 1] <= keys[i]);
+  for (int i = 1; i < NKEYS; i++)
+    CHECK(keys[i - 1] <= keys[i]);
 
   /* A field width beyond vfprintf's work buffer: it mallocs one. */
   int len = snprintf(big, sizeof big, "%*d|%-*s|", 100000, 42, 150000, "x");
@@ -91,9 +95,10 @@ int main(void) {
 #ifdef AX_SELF_CHECK
   ax_stats_t s1;
   ax_stats_get(&s1);
-  CHECKF(s1.mallocs > s0.mallocs, "ax_stats mallocs %llu -> %llu: libc's internal "
-         "allocations did not go to axmalloc", (unsigned long long)s0.mallocs,
-         (unsigned long long)s1.mallocs);
+  CHECKF(s1.mallocs > s0.mallocs,
+         "ax_stats mallocs %llu -> %llu: libc's internal "
+         "allocations did not go to axmalloc",
+         (unsigned long long)s0.mallocs, (unsigned long long)s1.mallocs);
 #endif
   printf("t_static_nomalloc: OK\n");
   return 0;

@@ -26,169 +26,157 @@
 #include <string.h>
 
 typedef struct bitset_s {
-    uint64_t *array;
-    size_t arraysize; /* words in use */
-    size_t capacity;  /* words allocated */
+  uint64_t *array;
+  size_t arraysize; /* words in use */
+  size_t capacity;  /* words allocated */
 } bitset_t;
 
-static void die(const char *msg)
-{
-    fprintf(stderr, "wl_bitset: FAILED: %s\n", msg);
-    exit(1);
+static void die(const char *msg) {
+  fprintf(stderr, "wl_bitset: FAILED: %s\n", msg);
+  exit(1);
 }
 
-static bitset_t *bitset_create(void)
-{
-    bitset_t *b = malloc(sizeof *b);
-    if (b == NULL)
-        die("malloc returned NULL");
-    b->array = NULL;
-    b->arraysize = 0;
-    b->capacity = 0;
-    return b;
+static bitset_t *bitset_create(void) {
+  bitset_t *b = malloc(sizeof *b);
+  if (b == NULL)
+    die("malloc returned NULL");
+  b->array = NULL;
+  b->arraysize = 0;
+  b->capacity = 0;
+  return b;
 }
 
-static void bitset_free(bitset_t *b)
-{
-    free(b->array);
-    free(b);
+static void bitset_free(bitset_t *b) {
+  free(b->array);
+  free(b);
 }
 
 /* cbitset's bitset_grow: double the capacity through realloc, zero the new words. */
-static void bitset_grow_realloc(bitset_t *b, size_t newarraysize)
-{
-    if (b->capacity < newarraysize) {
-        size_t newcapacity = b->capacity ? b->capacity : 1;
-        while (newcapacity < newarraysize)
-            newcapacity *= 2;
-        uint64_t *newarray = realloc(b->array, sizeof(uint64_t) * newcapacity);
-        if (newarray == NULL)
-            die("realloc returned NULL");
-        b->capacity = newcapacity;
-        b->array = newarray;
-    }
-    memset(b->array + b->arraysize, 0, sizeof(uint64_t) * (newarraysize - b->arraysize));
-    b->arraysize = newarraysize;
+static void bitset_grow_realloc(bitset_t *b, size_t newarraysize) {
+  if (b->capacity < newarraysize) {
+    size_t newcapacity = b->capacity ? b->capacity : 1;
+    while (newcapacity < newarraysize)
+      newcapacity *= 2;
+    uint64_t *newarray = realloc(b->array, sizeof(uint64_t) * newcapacity);
+    if (newarray == NULL)
+      die("realloc returned NULL");
+    b->capacity = newcapacity;
+    b->array = newarray;
+  }
+  memset(b->array + b->arraysize, 0, sizeof(uint64_t) * (newarraysize - b->arraysize));
+  b->arraysize = newarraysize;
 }
 
 /* Alternative growth: calloc a doubled array, copy the used words, free the old one. */
-static void bitset_grow_calloc(bitset_t *b, size_t newarraysize)
-{
-    if (b->capacity < newarraysize) {
-        size_t newcapacity = b->capacity ? b->capacity : 1;
-        while (newcapacity < newarraysize)
-            newcapacity *= 2;
-        uint64_t *newarray = calloc(newcapacity, sizeof(uint64_t));
-        if (newarray == NULL)
-            die("calloc returned NULL");
-        if (b->arraysize)
-            memcpy(newarray, b->array, sizeof(uint64_t) * b->arraysize);
-        free(b->array);
-        b->capacity = newcapacity;
-        b->array = newarray;
-    } else {
-        /* Words beyond arraysize are already zero from calloc (never written). */
-    }
-    b->arraysize = newarraysize;
+static void bitset_grow_calloc(bitset_t *b, size_t newarraysize) {
+  if (b->capacity < newarraysize) {
+    size_t newcapacity = b->capacity ? b->capacity : 1;
+    while (newcapacity < newarraysize)
+      newcapacity *= 2;
+    uint64_t *newarray = calloc(newcapacity, sizeof(uint64_t));
+    if (newarray == NULL)
+      die("calloc returned NULL");
+    if (b->arraysize)
+      memcpy(newarray, b->array, sizeof(uint64_t) * b->arraysize);
+    free(b->array);
+    b->capacity = newcapacity;
+    b->array = newarray;
+  } else {
+    /* Words beyond arraysize are already zero from calloc (never written). */
+  }
+  b->arraysize = newarraysize;
 }
 
-static inline void bitset_set_realloc(bitset_t *b, size_t i)
-{
-    size_t w = i >> 6;
-    if (w >= b->arraysize)
-        bitset_grow_realloc(b, w + 1);
-    b->array[w] |= (uint64_t)1 << (i & 63);
+static inline void bitset_set_realloc(bitset_t *b, size_t i) {
+  size_t w = i >> 6;
+  if (w >= b->arraysize)
+    bitset_grow_realloc(b, w + 1);
+  b->array[w] |= (uint64_t)1 << (i & 63);
 }
 
-static inline void bitset_set_calloc(bitset_t *b, size_t i)
-{
-    size_t w = i >> 6;
-    if (w >= b->arraysize)
-        bitset_grow_calloc(b, w + 1);
-    b->array[w] |= (uint64_t)1 << (i & 63);
+static inline void bitset_set_calloc(bitset_t *b, size_t i) {
+  size_t w = i >> 6;
+  if (w >= b->arraysize)
+    bitset_grow_calloc(b, w + 1);
+  b->array[w] |= (uint64_t)1 << (i & 63);
 }
 
-static uint64_t bitset_count(const bitset_t *b)
-{
-    uint64_t c = 0;
-    for (size_t k = 0; k < b->arraysize; k++)
-        c += (uint64_t)__builtin_popcountll(b->array[k]);
-    return c;
+static uint64_t bitset_count(const bitset_t *b) {
+  uint64_t c = 0;
+  for (size_t k = 0; k < b->arraysize; k++)
+    c += (uint64_t)__builtin_popcountll(b->array[k]);
+  return c;
 }
 
 /* Bit i is set iff i % 3 == 0 and i < n. Verify that for word w and return the word. */
-static uint64_t check_word(const bitset_t *b, size_t w, size_t n)
-{
-    uint64_t expect = 0;
-    for (unsigned j = 0; j < 64; j++) {
-        size_t i = w * 64 + j;
-        if (i < n && i % 3 == 0)
-            expect |= (uint64_t)1 << j;
-    }
-    if (b->array[w] != expect)
-        die("bitset word has wrong contents");
-    return expect;
+static uint64_t check_word(const bitset_t *b, size_t w, size_t n) {
+  uint64_t expect = 0;
+  for (unsigned j = 0; j < 64; j++) {
+    size_t i = w * 64 + j;
+    if (i < n && i % 3 == 0)
+      expect |= (uint64_t)1 << j;
+  }
+  if (b->array[w] != expect)
+    die("bitset word has wrong contents");
+  return expect;
 }
 
-static uint64_t verify(const bitset_t *b, size_t n)
-{
-    uint64_t expect_count = (n + 2) / 3;
-    uint64_t count = bitset_count(b);
-    if (count != expect_count)
-        die("popcount mismatch");
-    if (b->arraysize != ((n - 1) / 3 * 3) / 64 + 1) /* up to the word of the last set bit */
-        die("bitset has the wrong size");
-    uint64_t sum = count;
-    /* Spot-check 64 words spread over the array, plus the first and last. */
-    size_t words = b->arraysize;
-    sum += check_word(b, 0, n) & 0xffff;
-    sum += check_word(b, words - 1, n) & 0xffff;
-    for (size_t k = 1; k <= 64; k++)
-        sum += check_word(b, (words - 1) * k / 65, n) & 0xffff;
-    return sum;
+static uint64_t verify(const bitset_t *b, size_t n) {
+  uint64_t expect_count = (n + 2) / 3;
+  uint64_t count = bitset_count(b);
+  if (count != expect_count)
+    die("popcount mismatch");
+  if (b->arraysize != ((n - 1) / 3 * 3) / 64 + 1) /* up to the word of the last set bit */
+    die("bitset has the wrong size");
+  uint64_t sum = count;
+  /* Spot-check 64 words spread over the array, plus the first and last. */
+  size_t words = b->arraysize;
+  sum += check_word(b, 0, n) & 0xffff;
+  sum += check_word(b, words - 1, n) & 0xffff;
+  for (size_t k = 1; k <= 64; k++)
+    sum += check_word(b, (words - 1) * k / 65, n) & 0xffff;
+  return sum;
 }
 
-static unsigned long parse_arg(const char *s, unsigned long lo, unsigned long hi)
-{
-    char *end;
-    unsigned long v = strtoul(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "wl_bitset: bad argument '%s' (want %lu..%lu)\n", s, lo, hi);
-        fprintf(stderr, "usage: wl_bitset [nbits [repeats]]\n");
-        exit(2);
-    }
-    return v;
+static unsigned long parse_arg(const char *s, unsigned long lo, unsigned long hi) {
+  char *end;
+  unsigned long v = strtoul(s, &end, 10);
+  if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
+    fprintf(stderr, "wl_bitset: bad argument '%s' (want %lu..%lu)\n", s, lo, hi);
+    fprintf(stderr, "usage: wl_bitset [nbits [repeats]]\n");
+    exit(2);
+  }
+  return v;
 }
 
-int main(int argc, char **argv)
-{
-    size_t nbits = argc > 1 ? parse_arg(argv[1], 1000, 1UL << 36) : 20000000;
-    unsigned long repeats = argc > 2 ? parse_arg(argv[2], 1, 1000000) : 20;
-    uint64_t checksum = 0, total_realloc = 0, total_calloc = 0;
+int main(int argc, char **argv) {
+  size_t nbits = argc > 1 ? parse_arg(argv[1], 1000, 1UL << 36) : 20000000;
+  unsigned long repeats = argc > 2 ? parse_arg(argv[2], 1, 1000000) : 20;
+  uint64_t checksum = 0, total_realloc = 0, total_calloc = 0;
 
-    for (unsigned long r = 0; r < repeats; r++) {
-        /* Vary the size by up to ~1/8 so repeats do not all hit the same size classes. */
-        size_t n = nbits - (size_t)((r * 2654435761u) % (nbits / 8 + 1));
+  for (unsigned long r = 0; r < repeats; r++) {
+    /* Vary the size by up to ~1/8 so repeats do not all hit the same size classes. */
+    size_t n = nbits - (size_t)((r * 2654435761u) % (nbits / 8 + 1));
 
-        bitset_t *b = bitset_create();
-        for (size_t i = 0; i < n; i += 3)
-            bitset_set_realloc(b, i);
-        uint64_t s = verify(b, n);
-        total_realloc += (n + 2) / 3;
-        checksum += s;
-        bitset_free(b);
+    bitset_t *b = bitset_create();
+    for (size_t i = 0; i < n; i += 3)
+      bitset_set_realloc(b, i);
+    uint64_t s = verify(b, n);
+    total_realloc += (n + 2) / 3;
+    checksum += s;
+    bitset_free(b);
 
-        b = bitset_create();
-        for (size_t i = 0; i < n; i += 3)
-            bitset_set_calloc(b, i);
-        s = verify(b, n);
-        total_calloc += (n + 2) / 3;
-        checksum += s;
-        bitset_free(b);
-    }
+    b = bitset_create();
+    for (size_t i = 0; i < n; i += 3)
+      bitset_set_calloc(b, i);
+    s = verify(b, n);
+    total_calloc += (n + 2) / 3;
+    checksum += s;
+    bitset_free(b);
+  }
 
-    fprintf(stderr, "wl_bitset: %lu repeats of ~%zu bits: realloc bits %llu, calloc bits %llu\n",
-            repeats, nbits, (unsigned long long)total_realloc, (unsigned long long)total_calloc);
-    printf("checksum %llu\n", (unsigned long long)checksum);
-    return 0;
+  fprintf(stderr, "wl_bitset: %lu repeats of ~%zu bits: realloc bits %llu, calloc bits %llu\n",
+          repeats, nbits, (unsigned long long)total_realloc, (unsigned long long)total_calloc);
+  printf("checksum %llu\n", (unsigned long long)checksum);
+  return 0;
 }

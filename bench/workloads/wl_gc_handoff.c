@@ -33,256 +33,241 @@
 #define MIN_OBJ 16
 #define MAX_OBJ 512
 
-static void die(const char *msg)
-{
-    fprintf(stderr, "wl_gc_handoff: FAILED: %s\n", msg);
-    exit(1);
+static void die(const char *msg) {
+  fprintf(stderr, "wl_gc_handoff: FAILED: %s\n", msg);
+  exit(1);
 }
 
-static inline uint64_t xorshift64(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
+static inline uint64_t xorshift64(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *s = x;
 }
 
 /* An object: 8-byte header, then size-8 payload bytes. */
 typedef struct object {
-    uint32_t size; /* total size including the header */
-    uint32_t tag;
-    unsigned char payload[];
+  uint32_t size; /* total size including the header */
+  uint32_t tag;
+  unsigned char payload[];
 } object;
 
 typedef struct batch {
-    size_t n;
-    object *objs[]; /* batch_size entries */
+  size_t n;
+  object *objs[]; /* batch_size entries */
 } batch;
 
 /* ---- bounded queue of batches ------------------------------------------------------- */
 static struct {
-    pthread_mutex_t lock;
-    pthread_cond_t not_empty, not_full;
-    batch *items[QUEUE_CAP];
-    size_t head, count;
-    unsigned producers_left;
+  pthread_mutex_t lock;
+  pthread_cond_t not_empty, not_full;
+  batch *items[QUEUE_CAP];
+  size_t head, count;
+  unsigned producers_left;
 } q = {.lock = PTHREAD_MUTEX_INITIALIZER,
        .not_empty = PTHREAD_COND_INITIALIZER,
        .not_full = PTHREAD_COND_INITIALIZER};
 
-static void queue_push(batch *b)
-{
-    pthread_mutex_lock(&q.lock);
-    while (q.count == QUEUE_CAP)
-        pthread_cond_wait(&q.not_full, &q.lock);
-    q.items[(q.head + q.count) % QUEUE_CAP] = b;
-    q.count++;
-    pthread_cond_signal(&q.not_empty);
-    pthread_mutex_unlock(&q.lock);
+static void queue_push(batch *b) {
+  pthread_mutex_lock(&q.lock);
+  while (q.count == QUEUE_CAP)
+    pthread_cond_wait(&q.not_full, &q.lock);
+  q.items[(q.head + q.count) % QUEUE_CAP] = b;
+  q.count++;
+  pthread_cond_signal(&q.not_empty);
+  pthread_mutex_unlock(&q.lock);
 }
 
-static void queue_producer_done(void)
-{
-    pthread_mutex_lock(&q.lock);
-    q.producers_left--;
-    pthread_cond_broadcast(&q.not_empty);
-    pthread_mutex_unlock(&q.lock);
+static void queue_producer_done(void) {
+  pthread_mutex_lock(&q.lock);
+  q.producers_left--;
+  pthread_cond_broadcast(&q.not_empty);
+  pthread_mutex_unlock(&q.lock);
 }
 
 /* Returns NULL once all producers are done and the queue is drained. */
-static batch *queue_pop(void)
-{
-    pthread_mutex_lock(&q.lock);
-    while (q.count == 0 && q.producers_left > 0)
-        pthread_cond_wait(&q.not_empty, &q.lock);
-    batch *b = NULL;
-    if (q.count > 0) {
-        b = q.items[q.head];
-        q.head = (q.head + 1) % QUEUE_CAP;
-        q.count--;
-        pthread_cond_signal(&q.not_full);
-    }
-    pthread_mutex_unlock(&q.lock);
-    return b;
+static batch *queue_pop(void) {
+  pthread_mutex_lock(&q.lock);
+  while (q.count == 0 && q.producers_left > 0)
+    pthread_cond_wait(&q.not_empty, &q.lock);
+  batch *b = NULL;
+  if (q.count > 0) {
+    b = q.items[q.head];
+    q.head = (q.head + 1) % QUEUE_CAP;
+    q.count--;
+    pthread_cond_signal(&q.not_full);
+  }
+  pthread_mutex_unlock(&q.lock);
+  return b;
 }
 
 /* ---- objects ----------------------------------------------------------------------- */
-static inline unsigned char pattern_byte(uint32_t tag, size_t j)
-{
-    return (unsigned char)((tag >> 3) + j * 7u);
+static inline unsigned char pattern_byte(uint32_t tag, size_t j) {
+  return (unsigned char)((tag >> 3) + j * 7u);
 }
 
-static object *new_object(uint64_t *rng)
-{
-    uint64_t r = xorshift64(rng);
-    uint32_t size = MIN_OBJ + (uint32_t)(r % (MAX_OBJ - MIN_OBJ + 1));
-    object *o = malloc(size);
-    if (o == NULL)
-        die("malloc returned NULL");
-    o->size = size;
-    o->tag = (uint32_t)(r >> 32);
-    size_t n = size - sizeof(object);
-    for (size_t j = 0; j < n; j++)
-        o->payload[j] = pattern_byte(o->tag, j);
-    return o;
+static object *new_object(uint64_t *rng) {
+  uint64_t r = xorshift64(rng);
+  uint32_t size = MIN_OBJ + (uint32_t)(r % (MAX_OBJ - MIN_OBJ + 1));
+  object *o = malloc(size);
+  if (o == NULL)
+    die("malloc returned NULL");
+  o->size = size;
+  o->tag = (uint32_t)(r >> 32);
+  size_t n = size - sizeof(object);
+  for (size_t j = 0; j < n; j++)
+    o->payload[j] = pattern_byte(o->tag, j);
+  return o;
 }
 
 /* Verify an object and return size + the sum of its payload bytes. */
-static uint64_t verify_object(const object *o)
-{
-    if (o->size < MIN_OBJ || o->size > MAX_OBJ)
-        die("object header corrupted");
-    size_t n = o->size - sizeof(object);
-    uint64_t sum = o->size;
-    unsigned bad = 0;
-    for (size_t j = 0; j < n; j++) {
-        bad |= o->payload[j] ^ pattern_byte(o->tag, j);
-        sum += o->payload[j];
-    }
-    if (bad)
-        die("object payload corrupted");
-    return sum;
+static uint64_t verify_object(const object *o) {
+  if (o->size < MIN_OBJ || o->size > MAX_OBJ)
+    die("object header corrupted");
+  size_t n = o->size - sizeof(object);
+  uint64_t sum = o->size;
+  unsigned bad = 0;
+  for (size_t j = 0; j < n; j++) {
+    bad |= o->payload[j] ^ pattern_byte(o->tag, j);
+    sum += o->payload[j];
+  }
+  if (bad)
+    die("object payload corrupted");
+  return sum;
 }
 
 /* ---- threads ----------------------------------------------------------------------- */
 typedef struct {
-    unsigned id;
-    unsigned long objects;
-    size_t batch_size;
-    uint64_t sum;   /* collectors: verified payload sum */
-    uint64_t count; /* objects allocated (workers) or freed (collectors) */
-    uint64_t batches;
+  unsigned id;
+  unsigned long objects;
+  size_t batch_size;
+  uint64_t sum;   /* collectors: verified payload sum */
+  uint64_t count; /* objects allocated (workers) or freed (collectors) */
+  uint64_t batches;
 } thread_arg;
 
-static batch *new_batch(size_t batch_size)
-{
-    batch *b = malloc(sizeof(batch) + batch_size * sizeof(object *));
-    if (b == NULL)
-        die("malloc returned NULL");
-    b->n = 0;
-    return b;
+static batch *new_batch(size_t batch_size) {
+  batch *b = malloc(sizeof(batch) + batch_size * sizeof(object *));
+  if (b == NULL)
+    die("malloc returned NULL");
+  b->n = 0;
+  return b;
 }
 
-static void *worker(void *p)
-{
-    thread_arg *a = p;
-    uint64_t rng = 0x2545F4914F6CDD1Dull * (a->id + 1);
-    object *live[LIVE_SLOTS] = {0};
-    batch *b = new_batch(a->batch_size);
+static void *worker(void *p) {
+  thread_arg *a = p;
+  uint64_t rng = 0x2545F4914F6CDD1Dull * (a->id + 1);
+  object *live[LIVE_SLOTS] = {0};
+  batch *b = new_batch(a->batch_size);
 
-    for (unsigned long i = 0; i < a->objects; i++) {
-        object *o = new_object(&rng);
-        size_t slot = (size_t)(xorshift64(&rng) % LIVE_SLOTS);
-        object *dead = live[slot];
-        live[slot] = o;
-        if (dead != NULL) {
-            b->objs[b->n++] = dead;
-            if (b->n == a->batch_size) {
-                queue_push(b);
-                a->batches++;
-                b = new_batch(a->batch_size);
-            }
-        }
-    }
-    /* Retire the live set. */
-    for (size_t s = 0; s < LIVE_SLOTS; s++) {
-        if (live[s] == NULL)
-            continue;
-        b->objs[b->n++] = live[s];
-        if (b->n == a->batch_size) {
-            queue_push(b);
-            a->batches++;
-            b = new_batch(a->batch_size);
-        }
-    }
-    if (b->n > 0) {
+  for (unsigned long i = 0; i < a->objects; i++) {
+    object *o = new_object(&rng);
+    size_t slot = (size_t)(xorshift64(&rng) % LIVE_SLOTS);
+    object *dead = live[slot];
+    live[slot] = o;
+    if (dead != NULL) {
+      b->objs[b->n++] = dead;
+      if (b->n == a->batch_size) {
         queue_push(b);
         a->batches++;
+        b = new_batch(a->batch_size);
+      }
+    }
+  }
+  /* Retire the live set. */
+  for (size_t s = 0; s < LIVE_SLOTS; s++) {
+    if (live[s] == NULL)
+      continue;
+    b->objs[b->n++] = live[s];
+    if (b->n == a->batch_size) {
+      queue_push(b);
+      a->batches++;
+      b = new_batch(a->batch_size);
+    }
+  }
+  if (b->n > 0) {
+    queue_push(b);
+    a->batches++;
+  } else {
+    free(b);
+  }
+  a->count = a->objects;
+  queue_producer_done();
+  return NULL;
+}
+
+static void *collector(void *p) {
+  thread_arg *a = p;
+  batch *b;
+  while ((b = queue_pop()) != NULL) {
+    for (size_t k = 0; k < b->n; k++) {
+      a->sum += verify_object(b->objs[k]);
+      free(b->objs[k]);
+    }
+    a->count += b->n;
+    a->batches++;
+    free(b);
+  }
+  return NULL;
+}
+
+static unsigned long parse_arg(const char *s, unsigned long lo, unsigned long hi) {
+  char *end;
+  unsigned long v = strtoul(s, &end, 10);
+  if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
+    fprintf(stderr, "wl_gc_handoff: bad argument '%s' (want %lu..%lu)\n", s, lo, hi);
+    fprintf(stderr, "usage: wl_gc_handoff [objects_per_worker [workers [collectors [batch]]]]\n");
+    exit(2);
+  }
+  return v;
+}
+
+int main(int argc, char **argv) {
+  unsigned long objects = argc > 1 ? parse_arg(argv[1], 1, 1UL << 40) : 1000000;
+  unsigned nworkers = argc > 2 ? (unsigned)parse_arg(argv[2], 1, 256) : 2;
+  unsigned ncollectors = argc > 3 ? (unsigned)parse_arg(argv[3], 1, 256) : 2;
+  size_t batch_size = argc > 4 ? parse_arg(argv[4], 1, 1UL << 20) : 256;
+
+  unsigned n = nworkers + ncollectors;
+  pthread_t *tids = malloc(n * sizeof *tids);
+  thread_arg *args = calloc(n, sizeof *args);
+  if (tids == NULL || args == NULL)
+    die("malloc returned NULL");
+  q.producers_left = nworkers;
+
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (unsigned t = 0; t < n; t++) {
+    args[t].id = t;
+    args[t].objects = objects;
+    args[t].batch_size = batch_size;
+    if (pthread_create(&tids[t], NULL, t < nworkers ? worker : collector, &args[t]))
+      die("pthread_create");
+  }
+  uint64_t checksum = 0, allocated = 0, freed = 0, batches_out = 0, batches_in = 0;
+  for (unsigned t = 0; t < n; t++) {
+    if (pthread_join(tids[t], NULL))
+      die("pthread_join");
+    if (t < nworkers) {
+      allocated += args[t].count;
+      batches_out += args[t].batches;
     } else {
-        free(b);
+      checksum += args[t].sum;
+      freed += args[t].count;
+      batches_in += args[t].batches;
     }
-    a->count = a->objects;
-    queue_producer_done();
-    return NULL;
-}
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (allocated != freed || batches_out != batches_in || q.count != 0)
+    die("objects lost between workers and collectors");
 
-static void *collector(void *p)
-{
-    thread_arg *a = p;
-    batch *b;
-    while ((b = queue_pop()) != NULL) {
-        for (size_t k = 0; k < b->n; k++) {
-            a->sum += verify_object(b->objs[k]);
-            free(b->objs[k]);
-        }
-        a->count += b->n;
-        a->batches++;
-        free(b);
-    }
-    return NULL;
-}
-
-static unsigned long parse_arg(const char *s, unsigned long lo, unsigned long hi)
-{
-    char *end;
-    unsigned long v = strtoul(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "wl_gc_handoff: bad argument '%s' (want %lu..%lu)\n", s, lo, hi);
-        fprintf(stderr,
-                "usage: wl_gc_handoff [objects_per_worker [workers [collectors [batch]]]]\n");
-        exit(2);
-    }
-    return v;
-}
-
-int main(int argc, char **argv)
-{
-    unsigned long objects = argc > 1 ? parse_arg(argv[1], 1, 1UL << 40) : 1000000;
-    unsigned nworkers = argc > 2 ? (unsigned)parse_arg(argv[2], 1, 256) : 2;
-    unsigned ncollectors = argc > 3 ? (unsigned)parse_arg(argv[3], 1, 256) : 2;
-    size_t batch_size = argc > 4 ? parse_arg(argv[4], 1, 1UL << 20) : 256;
-
-    unsigned n = nworkers + ncollectors;
-    pthread_t *tids = malloc(n * sizeof *tids);
-    thread_arg *args = calloc(n, sizeof *args);
-    if (tids == NULL || args == NULL)
-        die("malloc returned NULL");
-    q.producers_left = nworkers;
-
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (unsigned t = 0; t < n; t++) {
-        args[t].id = t;
-        args[t].objects = objects;
-        args[t].batch_size = batch_size;
-        if (pthread_create(&tids[t], NULL, t < nworkers ? worker : collector, &args[t]))
-            die("pthread_create");
-    }
-    uint64_t checksum = 0, allocated = 0, freed = 0, batches_out = 0, batches_in = 0;
-    for (unsigned t = 0; t < n; t++) {
-        if (pthread_join(tids[t], NULL))
-            die("pthread_join");
-        if (t < nworkers) {
-            allocated += args[t].count;
-            batches_out += args[t].batches;
-        } else {
-            checksum += args[t].sum;
-            freed += args[t].count;
-            batches_in += args[t].batches;
-        }
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (allocated != freed || batches_out != batches_in || q.count != 0)
-        die("objects lost between workers and collectors");
-
-    fprintf(stderr,
-            "wl_gc_handoff: %u workers, %u collectors: %llu objects in %llu batches, %.3f s\n",
-            nworkers, ncollectors, (unsigned long long)allocated,
-            (unsigned long long)batches_in,
-            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
-    free(tids);
-    free(args);
-    printf("checksum %llu\n", (unsigned long long)checksum);
-    return 0;
+  fprintf(stderr,
+          "wl_gc_handoff: %u workers, %u collectors: %llu objects in %llu batches, %.3f s\n",
+          nworkers, ncollectors, (unsigned long long)allocated, (unsigned long long)batches_in,
+          (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+  free(tids);
+  free(args);
+  printf("checksum %llu\n", (unsigned long long)checksum);
+  return 0;
 }

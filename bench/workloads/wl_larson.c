@@ -30,24 +30,22 @@
 
 #define RESPAWN_EVERY 4 /* epochs between thread generations */
 
-static void die(const char *msg)
-{
-    fprintf(stderr, "wl_larson: FAILED: %s\n", msg);
-    exit(1);
+static void die(const char *msg) {
+  fprintf(stderr, "wl_larson: FAILED: %s\n", msg);
+  exit(1);
 }
 
-static inline uint64_t xorshift64(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
+static inline uint64_t xorshift64(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *s = x;
 }
 
 typedef struct block {
-    uint32_t size;
-    uint32_t tag;
+  uint32_t size;
+  uint32_t tag;
 } block;
 
 static unsigned long steps_per_epoch, nepochs;
@@ -57,159 +55,148 @@ static block ***arrays; /* nthreads arrays of nslots pointers */
 static pthread_barrier_t barrier;
 
 typedef struct {
-    unsigned id;
-    uint64_t rng;
-    uint64_t sum;
-    uint64_t steps;
-    unsigned long first_epoch, last_epoch; /* this generation's epochs [first, last) */
+  unsigned id;
+  uint64_t rng;
+  uint64_t sum;
+  uint64_t steps;
+  unsigned long first_epoch, last_epoch; /* this generation's epochs [first, last) */
 } thread_state;
 
-static inline unsigned char tail_byte(uint32_t tag)
-{
-    return (unsigned char)(tag >> 24) | 0x80;
-}
+static inline unsigned char tail_byte(uint32_t tag) { return (unsigned char)(tag >> 24) | 0x80; }
 
-static block *new_block(uint64_t *rng)
-{
-    uint64_t r = xorshift64(rng);
-    size_t size = min_size + (size_t)(r % (max_size - min_size + 1));
-    block *b = malloc(size);
-    if (b == NULL)
-        die("malloc returned NULL");
-    b->size = (uint32_t)size;
-    b->tag = (uint32_t)(r >> 32);
-    ((unsigned char *)b)[size - 1] = tail_byte(b->tag);
-    return b;
+static block *new_block(uint64_t *rng) {
+  uint64_t r = xorshift64(rng);
+  size_t size = min_size + (size_t)(r % (max_size - min_size + 1));
+  block *b = malloc(size);
+  if (b == NULL)
+    die("malloc returned NULL");
+  b->size = (uint32_t)size;
+  b->tag = (uint32_t)(r >> 32);
+  ((unsigned char *)b)[size - 1] = tail_byte(b->tag);
+  return b;
 }
 
 /* Verify and free a block; return its contribution to the checksum. */
-static uint64_t retire_block(block *b)
-{
-    if (b->size < min_size || b->size > max_size)
-        die("block header corrupted");
-    if (((unsigned char *)b)[b->size - 1] != tail_byte(b->tag))
-        die("block tail corrupted");
-    uint64_t c = b->size + (b->tag & 0xffff);
-    free(b);
-    return c;
+static uint64_t retire_block(block *b) {
+  if (b->size < min_size || b->size > max_size)
+    die("block header corrupted");
+  if (((unsigned char *)b)[b->size - 1] != tail_byte(b->tag))
+    die("block tail corrupted");
+  uint64_t c = b->size + (b->tag & 0xffff);
+  free(b);
+  return c;
 }
 
-static void *server(void *p)
-{
-    thread_state *st = p;
-    for (unsigned long e = st->first_epoch; e < st->last_epoch; e++) {
-        block **slots = arrays[(st->id + e) % nthreads];
-        for (unsigned long s = 0; s < steps_per_epoch; s++) {
-            size_t idx = (size_t)(xorshift64(&st->rng) % nslots);
-            st->sum += retire_block(slots[idx]);
-            slots[idx] = new_block(&st->rng);
-        }
-        st->steps += steps_per_epoch;
-        /* Exchange arrays: nobody may start the next epoch before all finished this one. */
-        pthread_barrier_wait(&barrier);
+static void *server(void *p) {
+  thread_state *st = p;
+  for (unsigned long e = st->first_epoch; e < st->last_epoch; e++) {
+    block **slots = arrays[(st->id + e) % nthreads];
+    for (unsigned long s = 0; s < steps_per_epoch; s++) {
+      size_t idx = (size_t)(xorshift64(&st->rng) % nslots);
+      st->sum += retire_block(slots[idx]);
+      slots[idx] = new_block(&st->rng);
     }
-    return NULL;
+    st->steps += steps_per_epoch;
+    /* Exchange arrays: nobody may start the next epoch before all finished this one. */
+    pthread_barrier_wait(&barrier);
+  }
+  return NULL;
 }
 
-static void *fill(void *p)
-{
-    thread_state *st = p;
-    block **slots = arrays[st->id];
-    for (size_t i = 0; i < nslots; i++)
-        slots[i] = new_block(&st->rng);
-    return NULL;
+static void *fill(void *p) {
+  thread_state *st = p;
+  block **slots = arrays[st->id];
+  for (size_t i = 0; i < nslots; i++)
+    slots[i] = new_block(&st->rng);
+  return NULL;
 }
 
-static void *drain(void *p)
-{
-    thread_state *st = p;
-    block **slots = arrays[(st->id + nepochs) % nthreads];
-    for (size_t i = 0; i < nslots; i++)
-        st->sum += retire_block(slots[i]);
-    return NULL;
+static void *drain(void *p) {
+  thread_state *st = p;
+  block **slots = arrays[(st->id + nepochs) % nthreads];
+  for (size_t i = 0; i < nslots; i++)
+    st->sum += retire_block(slots[i]);
+  return NULL;
 }
 
-static void run_threads(thread_state *st, void *(*fn)(void *))
-{
-    pthread_t *tids = malloc(nthreads * sizeof *tids);
-    if (tids == NULL)
-        die("malloc returned NULL");
-    for (unsigned t = 0; t < nthreads; t++)
-        if (pthread_create(&tids[t], NULL, fn, &st[t]))
-            die("pthread_create");
-    for (unsigned t = 0; t < nthreads; t++)
-        if (pthread_join(tids[t], NULL))
-            die("pthread_join");
-    free(tids);
+static void run_threads(thread_state *st, void *(*fn)(void *)) {
+  pthread_t *tids = malloc(nthreads * sizeof *tids);
+  if (tids == NULL)
+    die("malloc returned NULL");
+  for (unsigned t = 0; t < nthreads; t++)
+    if (pthread_create(&tids[t], NULL, fn, &st[t]))
+      die("pthread_create");
+  for (unsigned t = 0; t < nthreads; t++)
+    if (pthread_join(tids[t], NULL))
+      die("pthread_join");
+  free(tids);
 }
 
-static unsigned long parse_arg(const char *s, unsigned long lo, unsigned long hi)
-{
-    char *end;
-    unsigned long v = strtoul(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "wl_larson: bad argument '%s' (want %lu..%lu)\n", s, lo, hi);
-        fprintf(stderr, "usage: wl_larson [steps_per_epoch [epochs [threads [slots "
-                        "[min_size [max_size]]]]]]\n");
-        exit(2);
-    }
-    return v;
+static unsigned long parse_arg(const char *s, unsigned long lo, unsigned long hi) {
+  char *end;
+  unsigned long v = strtoul(s, &end, 10);
+  if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
+    fprintf(stderr, "wl_larson: bad argument '%s' (want %lu..%lu)\n", s, lo, hi);
+    fprintf(stderr, "usage: wl_larson [steps_per_epoch [epochs [threads [slots "
+                    "[min_size [max_size]]]]]]\n");
+    exit(2);
+  }
+  return v;
 }
 
-int main(int argc, char **argv)
-{
-    steps_per_epoch = argc > 1 ? parse_arg(argv[1], 1, 1UL << 40) : 150000;
-    nepochs = argc > 2 ? parse_arg(argv[2], 1, 1000000) : 32;
-    nthreads = argc > 3 ? (unsigned)parse_arg(argv[3], 1, 256) : 2;
-    nslots = argc > 4 ? parse_arg(argv[4], 1, 1UL << 28) : 4096;
-    min_size = argc > 5 ? parse_arg(argv[5], sizeof(block) + 1, 1UL << 30) : 16;
-    max_size = argc > 6 ? parse_arg(argv[6], min_size, 1UL << 31) : 1024;
+int main(int argc, char **argv) {
+  steps_per_epoch = argc > 1 ? parse_arg(argv[1], 1, 1UL << 40) : 150000;
+  nepochs = argc > 2 ? parse_arg(argv[2], 1, 1000000) : 32;
+  nthreads = argc > 3 ? (unsigned)parse_arg(argv[3], 1, 256) : 2;
+  nslots = argc > 4 ? parse_arg(argv[4], 1, 1UL << 28) : 4096;
+  min_size = argc > 5 ? parse_arg(argv[5], sizeof(block) + 1, 1UL << 30) : 16;
+  max_size = argc > 6 ? parse_arg(argv[6], min_size, 1UL << 31) : 1024;
 
-    if (pthread_barrier_init(&barrier, NULL, nthreads))
-        die("pthread_barrier_init");
-    arrays = malloc(nthreads * sizeof *arrays);
-    thread_state *st = calloc(nthreads, sizeof *st);
-    if (arrays == NULL || st == NULL)
-        die("malloc returned NULL");
+  if (pthread_barrier_init(&barrier, NULL, nthreads))
+    die("pthread_barrier_init");
+  arrays = malloc(nthreads * sizeof *arrays);
+  thread_state *st = calloc(nthreads, sizeof *st);
+  if (arrays == NULL || st == NULL)
+    die("malloc returned NULL");
+  for (unsigned t = 0; t < nthreads; t++) {
+    arrays[t] = malloc(nslots * sizeof **arrays);
+    if (arrays[t] == NULL)
+      die("malloc returned NULL");
+    st[t].id = t;
+    st[t].rng = 0x9E3779B97F4A7C15ull ^ (0xD1B54A32D192ED03ull * (t + 1));
+  }
+
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  run_threads(st, fill);
+  unsigned generations = 0;
+  for (unsigned long e = 0; e < nepochs; e += RESPAWN_EVERY) {
     for (unsigned t = 0; t < nthreads; t++) {
-        arrays[t] = malloc(nslots * sizeof **arrays);
-        if (arrays[t] == NULL)
-            die("malloc returned NULL");
-        st[t].id = t;
-        st[t].rng = 0x9E3779B97F4A7C15ull ^ (0xD1B54A32D192ED03ull * (t + 1));
+      st[t].first_epoch = e;
+      st[t].last_epoch = e + RESPAWN_EVERY < nepochs ? e + RESPAWN_EVERY : nepochs;
     }
+    run_threads(st, server);
+    generations++;
+  }
+  run_threads(st, drain);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
 
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    run_threads(st, fill);
-    unsigned generations = 0;
-    for (unsigned long e = 0; e < nepochs; e += RESPAWN_EVERY) {
-        for (unsigned t = 0; t < nthreads; t++) {
-            st[t].first_epoch = e;
-            st[t].last_epoch = e + RESPAWN_EVERY < nepochs ? e + RESPAWN_EVERY : nepochs;
-        }
-        run_threads(st, server);
-        generations++;
-    }
-    run_threads(st, drain);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+  uint64_t checksum = 0, steps = 0;
+  for (unsigned t = 0; t < nthreads; t++) {
+    checksum += st[t].sum + st[t].steps;
+    steps += st[t].steps;
+    free(arrays[t]);
+  }
+  free(arrays);
+  free(st);
+  pthread_barrier_destroy(&barrier);
 
-    uint64_t checksum = 0, steps = 0;
-    for (unsigned t = 0; t < nthreads; t++) {
-        checksum += st[t].sum + st[t].steps;
-        steps += st[t].steps;
-        free(arrays[t]);
-    }
-    free(arrays);
-    free(st);
-    pthread_barrier_destroy(&barrier);
-
-    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    fprintf(stderr,
-            "wl_larson: %u threads x %zu slots (%zu..%zu B), %llu steps in %lu epochs, "
-            "%u thread generations: %.3f s, %.2f M steps/s\n",
-            nthreads, nslots, min_size, max_size, (unsigned long long)steps, nepochs,
-            generations, secs, (double)steps / secs * 1e-6);
-    printf("checksum %llu\n", (unsigned long long)checksum);
-    return 0;
+  double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  fprintf(stderr,
+          "wl_larson: %u threads x %zu slots (%zu..%zu B), %llu steps in %lu epochs, "
+          "%u thread generations: %.3f s, %.2f M steps/s\n",
+          nthreads, nslots, min_size, max_size, (unsigned long long)steps, nepochs, generations,
+          secs, (double)steps / secs * 1e-6);
+  printf("checksum %llu\n", (unsigned long long)checksum);
+  return 0;
 }

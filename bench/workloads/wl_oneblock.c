@@ -15,8 +15,8 @@
 
 int main(int argc, char **argv) {
   long iters = argc > 1 ? atol(argv[1]) : 20000000;
-  static const size_t sizes[] = {8,   16,   24,   32,   48,   64,    96,    128,
-                                 160, 256,  320,  512,  640,  1024,  1500,  2048,
+  static const size_t sizes[] = {8,    16,   24,   32,   48,    64,    96,    128,
+                                 160,  256,  320,  512,  640,   1024,  1500,  2048,
                                  3000, 4096, 6000, 8192, 12000, 16384, 32768, 65536};
   enum { NSIZES = sizeof sizes / sizeof sizes[0] };
   uint64_t sum = 0;

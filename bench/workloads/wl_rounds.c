@@ -47,7 +47,9 @@ static uint64_t rnd(uint64_t *s) {
   return *s;
 }
 
-static uint64_t tag_of(size_t size) { return (uint64_t)size << 32 | (uint32_t)(size * 2654435761u); }
+static uint64_t tag_of(size_t size) {
+  return (uint64_t)size << 32 | (uint32_t)(size * 2654435761u);
+}
 
 static obj_t *make(size_t size) {
   obj_t *o = malloc(size);

@@ -26,9 +26,7 @@
 __attribute__((visibility("hidden"))) extern bool axi_force_mt;
 __attribute__((visibility("hidden"))) extern bool axi_forked; /* we are a fork child */
 
-static inline bool axi_single_threaded(void) {
-  return AXI_LIBC_SINGLE_THREADED() && !axi_force_mt;
-}
+static inline bool axi_single_threaded(void) { return AXI_LIBC_SINGLE_THREADED() && !axi_force_mt; }
 
 /* No other thread exists and none ever did (a fork child may have inherited blocks that
  * its parent's threads pushed), so no thread_free list can hold anything. */
@@ -52,7 +50,7 @@ static inline void ax_atomic_store_release(ax_atomic_word *p, uintptr_t v) {
     ax_arch_store_release(p, v);
 }
 
-#define AXI_RMW(name, local, ...)                                                             \
+#define AXI_RMW(name, local, ...)                                                                  \
   (axi_single_threaded() ? ax_arch_##local(__VA_ARGS__) : ax_arch_##name(__VA_ARGS__))
 
 static inline bool ax_atomic_cas_release(ax_atomic_word *p, uintptr_t *expected, uintptr_t v) {

@@ -32,16 +32,15 @@ static bool differ(void *winner, void *ours) {
 }
 
 __attribute__((constructor)) static void cxx_probe(void) {
-  axi_cxx_ops = (axi_cxx_ops_t){ax_sym_new,          ax_sym_new_array,   ax_sym_delete,
-                                ax_sym_delete_array, ax_sym_new_al,      ax_sym_new_array_al,
-                                ax_sym_delete_al,    ax_sym_delete_array_al};
-  axi_cxx_replaced =
-      differ((void *)ax_sym_new, (void *)axi_cxx_new) ||
-      differ((void *)ax_sym_new_array, (void *)axi_cxx_new_array) ||
-      differ((void *)ax_sym_delete, (void *)axi_cxx_delete) ||
-      differ((void *)ax_sym_delete_array, (void *)axi_cxx_delete_array) ||
-      differ((void *)ax_sym_new_al, (void *)axi_cxx_new_al) ||
-      differ((void *)ax_sym_new_array_al, (void *)axi_cxx_new_array_al) ||
-      differ((void *)ax_sym_delete_al, (void *)axi_cxx_delete_al) ||
-      differ((void *)ax_sym_delete_array_al, (void *)axi_cxx_delete_array_al);
+  axi_cxx_ops =
+      (axi_cxx_ops_t){ax_sym_new,    ax_sym_new_array,    ax_sym_delete,    ax_sym_delete_array,
+                      ax_sym_new_al, ax_sym_new_array_al, ax_sym_delete_al, ax_sym_delete_array_al};
+  axi_cxx_replaced = differ((void *)ax_sym_new, (void *)axi_cxx_new) ||
+                     differ((void *)ax_sym_new_array, (void *)axi_cxx_new_array) ||
+                     differ((void *)ax_sym_delete, (void *)axi_cxx_delete) ||
+                     differ((void *)ax_sym_delete_array, (void *)axi_cxx_delete_array) ||
+                     differ((void *)ax_sym_new_al, (void *)axi_cxx_new_al) ||
+                     differ((void *)ax_sym_new_array_al, (void *)axi_cxx_new_array_al) ||
+                     differ((void *)ax_sym_delete_al, (void *)axi_cxx_delete_al) ||
+                     differ((void *)ax_sym_delete_array_al, (void *)axi_cxx_delete_array_al);
 }

@@ -46,8 +46,7 @@ extern const char ax_cxx_bad_alloc_vtable __asm__("_ZTVSt9bad_alloc") __attribut
 void ax_cxx_bad_alloc_dtor() __asm__("_ZNSt9bad_allocD1Ev") __attribute__((weak));
 void *ax_cxx_allocate_exception(size_t) __asm__("__cxa_allocate_exception") __attribute__((weak));
 void ax_cxx_throw() __asm__("__cxa_throw") __attribute__((weak));
-std::new_handler ax_cxx_get_new_handler() __asm__("_ZSt15get_new_handlerv")
-    __attribute__((weak));
+std::new_handler ax_cxx_get_new_handler() __asm__("_ZSt15get_new_handlerv") __attribute__((weak));
 [[noreturn]] void ax_fatal_new(size_t size); // below
 // os.c: message to stderr without allocating, then abort
 [[noreturn]] void axi_fatal(const char *fmt, ...) __attribute__((visibility("hidden")));

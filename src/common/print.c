@@ -68,7 +68,8 @@ static void vwrite(const char *fmt, va_list ap) {
     if (*fmt == 'z' || *fmt == 'l') {
       while (*fmt == 'z' || *fmt == 'l')
         fmt++;
-      o = *fmt == 'x' ? put_u(o, end, va_arg(ap, uint64_t), 16) : put_u(o, end, va_arg(ap, uint64_t), 10);
+      o = *fmt == 'x' ? put_u(o, end, va_arg(ap, uint64_t), 16)
+                      : put_u(o, end, va_arg(ap, uint64_t), 10);
     } else if (*fmt == 'd') {
       int v = va_arg(ap, int);
       if (v < 0 && o < end)

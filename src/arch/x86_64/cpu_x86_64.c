@@ -24,8 +24,8 @@ void ax_arch_cpu_detect(void) {
   if (osxsave) {
     unsigned lo, hi;
     __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0)); /* XCR0: which states the OS saves */
-    os_avx = (lo & 0x6) == 0x6;                    /* SSE and AVX state */
-    os_avx512 = os_avx && (lo & 0xe0) == 0xe0;     /* opmask, ZMM_Hi256, Hi16_ZMM */
+    os_avx = (lo & 0x6) == 0x6;                      /* SSE and AVX state */
+    os_avx512 = os_avx && (lo & 0xe0) == 0xe0;       /* opmask, ZMM_Hi256, Hi16_ZMM */
   }
   if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
     if (os_avx && (b & (1u << 5)))
