@@ -14,8 +14,9 @@
 #                       glibc-source) natively, preloaded and linked statically against build/
 #   aarch64-runtime/*   build-aarch64/       toolchain/aarch64-linux-gnu.cmake, atomics chosen at
 #                       run time; ctest under qemu-aarch64 with QEMU_CPU=max (LSE, SVE) and
-#                       cortex-a57 (ARMv8.0, no LSE), forced MT, 64 KiB pages (16 KiB: the
-#                       native pass), each NEON kernel, memory tagging (AXMALLOC_MTE=1, max)
+#                       cortex-a57 (ARMv8.0, no LSE), forced MT, 64 KiB pages with memory
+#                       tagging (AXMALLOC_MTE=1, max; 16 KiB pages: the native pass), each
+#                       NEON kernel
 #   aarch64-lse/max     build-aarch64-lse/   -DAX_AARCH64_ATOMICS=lse (needs an ARMv8.1 CPU)
 #   aarch64-llsc/cortex-a57 build-aarch64-llsc/ -DAX_AARCH64_ATOMICS=llsc (on max it would run
 #                       the same instructions: the build never looks at the CPU's atomics)
@@ -242,12 +243,13 @@ if [[ ${AX_SKIP_CROSS:-0} != 1 ]]; then
   for cpu in "${QEMU_CPUS[@]}"; do runs+=("$cpu"); done
   if [[ ${AX_QUICK:-0} != 1 ]]; then
     # (CI has 30 minutes: what a pass would repeat of another is left out)
-    runs+=("cortex-a57,AXMALLOC_FORCE_MT=1" "max,AXMALLOC_PAGE_SIZE=65536")
-    # memory tagging (MTE) on: the whole suite with every block tagged. glibc's memset
-    # clears with DC ZVA, which qemu 7.2 faults (SEGV_MAPERR) on a tagged pointer; its
-    # A64FX variant (SVE) does not use it. Static PIE programs crash in glibc's start-up
-    # with that tunable set, with or without axmalloc: left out of this pass.
-    runs+=("max,AXMALLOC_MTE=1,GLIBC_TUNABLES=glibc.cpu.name=a64fx,EXCLUDE=t_static_pie")
+    runs+=("cortex-a57,AXMALLOC_FORCE_MT=1")
+    # 64 KiB pages, with memory tagging (MTE) on: the whole suite with every block tagged
+    # (one pass for both: CI has 30 minutes). glibc's memset clears with DC ZVA, which qemu
+    # 7.2 faults (SEGV_MAPERR) on a tagged pointer; its A64FX variant (SVE) does not use
+    # it. Static PIE programs crash in glibc's start-up with that tunable set, with or
+    # without axmalloc: left out of this pass.
+    runs+=("max,AXMALLOC_PAGE_SIZE=65536,AXMALLOC_MTE=1,GLIBC_TUNABLES=glibc.cpu.name=a64fx,EXCLUDE=t_static_pie")
     for isa in ${AX_AARCH64_ISAS:-neon dczva}; do runs+=("max,AXMALLOC_FORCE_ISA=$isa"); done
   fi
   cross_stage "$CROSS_DIR" runtime "${runs[@]}"
