@@ -89,8 +89,15 @@ typedef struct ax_info {
   /* memory tagging (AArch64 MTE, AXMALLOC_MTE=1 or checked mode): "on", "off" (not asked
    * for), or "unavailable" (asked for, but the CPU or kernel has none: nothing changed) */
   const char *mte;
+  /* the sampling heap profiler (AXMALLOC_PROF=1): its mean interval in bytes, 0 when off */
+  size_t prof_sample;
 } ax_info_t;
 void ax_info(ax_info_t *out);
+/* Write the sampling heap profiler's profile (AXMALLOC_PROF=1) to path, or to
+ * <AXMALLOC_PROF_FILE>.<pid>.<seq>.heap when path is NULL, in gperftools' heap-profile format
+ * (google-pprof --text prog path). Returns 0, EINVAL when profiling is off, or the errno of the
+ * failed open or write. Does not allocate; errno is left as it was. */
+int ax_prof_dump(const char *path);
 /* Print statistics to stderr (also done at exit with AXMALLOC_STATS=1). */
 void ax_stats_print(void);
 /* Size of the blocks of class c (0 when c is out of range). */

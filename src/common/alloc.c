@@ -21,8 +21,7 @@
  * has the blocks freed since the last refill waiting on local_free. Its heap is read again, not
  * passed: the fast path keeps size where the call left it. post: a block of at least size bytes
  * (zeroed if zero), or NULL with errno = ENOMEM. */
-static AX_NOINLINE void *malloc_slow(size_t size, bool zero) {
-  ax_heap_t *heap = axi_tls_heap;
+static inline void *malloc_common(ax_heap_t *heap, size_t size, bool zero) {
   void *p;
   if (heap->rb.open) /* our chains of remote frees wait two refills at most (remote.c) */
     axi_remote_age(heap);
@@ -40,10 +39,44 @@ static AX_NOINLINE void *malloc_slow(size_t size, bool zero) {
     if (!p)
       errno = ENOMEM;
   }
+  return p;
+}
+
+/* malloc's slow path while the heap profiler samples (prof.c): the sampled allocation gets
+ * a block of its own; any other gets its block as usual, and the fast path a new grant of
+ * its class's blocks (page.c). Never with checked mode or tagging. */
+static AX_NOINLINE AX_API void *malloc_profiled(ax_heap_t *heap, size_t size, bool zero) {
+  if (size <= AX_LARGE_MAX && axi_prof_take(heap, size))
+    return axi_prof_sampled(heap, size, zero);
+  unsigned c = size <= AX_DIRECT_MAX ? axi_class_of(size) : 0;
+  bool own = heap != &axi_heap_empty; /* (shared by the threads without a heap: not written) */
+  if (own)
+    heap->prof.serving = (uint8_t)c;
+  void *p = malloc_common(heap, size, zero);
+  if (own)
+    heap->prof.serving = 0;
+  if (size > AX_LARGE_MAX && p)
+    axi_prof_huge(p, size);
+  if (c)
+    axi_page_prof_grant(axi_tls_heap, c); /* (the heap may be new) */
+  return p;
+}
+
+/* The malloc slow path: first call of a thread, sizes above 1 KiB, empty free lists; every
+ * malloc in checked mode (the direct table then holds only the empty page). Sizes up to
+ * 1 MiB first look at their class's current page, which has a block most of the time, or
+ * has the blocks freed since the last refill waiting on local_free. Its heap is read again, not
+ * passed: the fast path keeps size where the call left it. post: a block of at least size bytes
+ * (zeroed if zero), or NULL with errno = ENOMEM. */
+static AX_NOINLINE AX_API void *malloc_slow(size_t size, bool zero) {
+  ax_heap_t *heap = axi_tls_heap;
+  if (ax_unlikely(axi_prof_on))
+    return malloc_profiled(heap, size, zero);
+  void *p = malloc_common(heap, size, zero);
   return ax_unlikely(axi_mte) ? axi_mte_tag(p) : p; /* last: after the zeroing (mte.c) */
 }
 
-static AX_NOINLINE void *zeroed(void *b, size_t size) {
+static AX_NOINLINE AX_API void *zeroed(void *b, size_t size) {
   axi_bulk_zero(b, (size + 15) & ~(size_t)15);
   return b;
 }
@@ -51,13 +84,13 @@ static AX_NOINLINE void *zeroed(void *b, size_t size) {
 /* Sizes above the direct table: the heap's cache first (cache.c), for its sizes; every
  * call below is a tail call, so a block from the cache costs no register save. calloc has
  * its own copy, so that malloc's tests no flag. pre: size > AX_DIRECT_MAX. */
-static AX_NOINLINE void *malloc_mid(size_t size) {
+static AX_NOINLINE AX_API void *malloc_mid(size_t size) {
   ax_block_t *b;
   if (size <= AX_CACHE_MAX && (b = axi_cache_pop(axi_tls_heap, size)))
     return b;
   return malloc_slow(size, false);
 }
-static AX_NOINLINE void *calloc_mid(size_t size) {
+static AX_NOINLINE AX_API void *calloc_mid(size_t size) {
   ax_block_t *b;
   if (size <= AX_CACHE_MAX && (b = axi_cache_pop(axi_tls_heap, size)))
     return zeroed(b, size);
@@ -82,9 +115,9 @@ static inline void *heap_malloc(ax_heap_t *heap, size_t n) {
   return malloc_mid(n);
 }
 
-void *ax_malloc(size_t n) { return heap_malloc(axi_tls_heap, n); }
+AX_API void *ax_malloc(size_t n) { return heap_malloc(axi_tls_heap, n); }
 
-void *ax_calloc(size_t count, size_t size) {
+AX_API void *ax_calloc(size_t count, size_t size) {
   size_t n;
   if (ax_unlikely(__builtin_mul_overflow(count, size, &n) || n > PTRDIFF_MAX)) {
     errno = ENOMEM;
@@ -168,7 +201,7 @@ static size_t grow_target(size_t old, size_t n) {
 }
 
 /* realloc within a block: move when it does not fit or would waste more than half. */
-static void *realloc_move(void *p, size_t old, size_t n) {
+static AX_API void *realloc_move(void *p, size_t old, size_t n) {
   void *q = ax_malloc(n > old ? grow_target(old, n) : n);
   if (!q)
     return NULL;
@@ -180,7 +213,7 @@ static void *realloc_move(void *p, size_t old, size_t n) {
 
 /* realloc of a pointer that does not start a small/medium/large block: huge blocks, bad
  * pointers, and every block in checked mode. */
-static AX_NOINLINE void *realloc_irregular(ax_segment_t *seg, void *p, size_t n) {
+static AX_NOINLINE AX_API void *realloc_irregular(ax_segment_t *seg, void *p, size_t n) {
   axi_segment_validate(seg);
   ax_page_t *page = axi_page_of(seg, p);
   if (axi_checked)
@@ -197,6 +230,8 @@ static AX_NOINLINE void *realloc_irregular(ax_segment_t *seg, void *p, size_t n)
   if (n > AX_LARGE_MAX) {
     axi_page_purge_tick(axi_tls_heap); /* (the empty heap has nothing due) */
     void *q = axi_huge_realloc(seg, p, n);
+    if (q && ax_unlikely(axi_prof_on))
+      axi_prof_huge(q, n); /* a new allocation to the profile */
     if (q)
       return q;
   }
@@ -206,7 +241,7 @@ static AX_NOINLINE void *realloc_irregular(ax_segment_t *seg, void *p, size_t n)
 /* realloc of a tagged pointer (mte.c). The block keeps its tag when it stays; a move goes
  * through malloc (tagged) and free (retagged). In checked mode check.c reads the block
  * untagged: its granules go to tag 0 meanwhile, back to p's if p stays valid. */
-static AX_NOINLINE void *realloc_tagged(void *p, size_t n) {
+static AX_NOINLINE AX_API void *realloc_tagged(void *p, size_t n) {
   void *b = axi_mte_release("realloc", p, true);
   ax_segment_t *seg = axi_segment_of(b);
   ax_page_t *page = axi_page_of(seg, b);
@@ -227,7 +262,7 @@ static AX_NOINLINE void *realloc_tagged(void *p, size_t n) {
   return realloc_move(p, old, n);
 }
 
-void *ax_realloc(void *p, size_t n) {
+AX_API void *ax_realloc(void *p, size_t n) {
   if (p == NULL)
     return ax_malloc(n);
   if (n == 0) { /* glibc: realloc(p, 0) frees p and returns NULL */
@@ -252,7 +287,7 @@ void *ax_realloc(void *p, size_t n) {
   return realloc_move(p, old, n);
 }
 
-void *ax_reallocarray(void *p, size_t count, size_t size) {
+AX_API void *ax_reallocarray(void *p, size_t count, size_t size) {
   size_t n;
   if (__builtin_mul_overflow(count, size, &n)) {
     errno = ENOMEM;
@@ -264,7 +299,7 @@ void *ax_reallocarray(void *p, size_t count, size_t size) {
 /* ---- aligned allocation -------------------------------------------------------------- */
 
 /* post: the calling thread's heap, created if need be; NULL (ENOMEM) when out of memory. */
-static ax_heap_t *thread_heap(void) {
+static AX_API ax_heap_t *thread_heap(void) {
   ax_heap_t *heap = axi_tls_heap;
   if (heap == &axi_heap_empty) {
     ax_free(ax_malloc(1)); /* creates the thread's heap */
@@ -276,7 +311,7 @@ static ax_heap_t *thread_heap(void) {
   return heap;
 }
 
-static AX_NOINLINE void *checked_aligned(size_t align, size_t n) {
+static AX_NOINLINE AX_API void *checked_aligned(size_t align, size_t n) {
   ax_heap_t *heap = thread_heap();
   void *p = heap ? axi_check_malloc(heap, n, align, false) : NULL;
   return axi_mte ? axi_mte_tag(p) : p;
@@ -286,7 +321,7 @@ static AX_NOINLINE void *checked_aligned(size_t align, size_t n) {
  * every page of the class starts at such a multiple (page 0 starts after the header);
  * larger alignments get a huge block of their own (huge.c places it).
  * pre: align is a power of two > 16. */
-static void *aligned_malloc(size_t align, size_t n) {
+static AX_API void *aligned_malloc(size_t align, size_t n) {
   if (n > PTRDIFF_MAX) {
     errno = ENOMEM;
     return NULL;
@@ -302,12 +337,15 @@ static void *aligned_malloc(size_t align, size_t n) {
       return ax_malloc(sz);
   }
   ax_heap_t *heap = thread_heap();
-  return heap ? axi_heap_huge_alloc(heap, n, align, false) : NULL;
+  void *p = heap ? axi_heap_huge_alloc(heap, n, align, false) : NULL;
+  if (p && ax_unlikely(axi_prof_on))
+    axi_prof_huge(p, n);
+  return p;
 }
 
 static bool pow2(size_t a) { return a && !(a & (a - 1)); }
 
-void *ax_aligned_alloc(size_t align, size_t n) {
+AX_API void *ax_aligned_alloc(size_t align, size_t n) {
   if (!pow2(align)) {
     errno = EINVAL;
     return NULL;
@@ -317,7 +355,7 @@ void *ax_aligned_alloc(size_t align, size_t n) {
 
 /* As glibc's: errno is ENOMEM after a failure for lack of memory (its tst-malloc-thread-fail
  * relies on it), untouched after EINVAL and after success. */
-int ax_posix_memalign(void **out, size_t align, size_t n) {
+AX_API int ax_posix_memalign(void **out, size_t align, size_t n) {
   if (!pow2(align) || align % sizeof(void *) != 0)
     return EINVAL;
   int saved = errno;
@@ -331,7 +369,7 @@ int ax_posix_memalign(void **out, size_t align, size_t n) {
 
 /* glibc's memalign rounds an alignment that is not a power of two up to one; above
  * SIZE_MAX / 2 + 1 there is none to round to (EINVAL, as glibc). */
-void *ax_memalign(size_t align, size_t n) {
+AX_API void *ax_memalign(size_t align, size_t n) {
   if (align > SIZE_MAX / 2 + 1) {
     errno = EINVAL;
     return NULL;

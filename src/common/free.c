@@ -46,6 +46,8 @@ static AX_NOINLINE void free_irregular(void *p, const char *fn) {
   if (axi_checked)
     return axi_check_free(fn, seg, page, p);
   if (seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area) {
+    if (ax_unlikely(seg->prof != NULL)) /* a sampled block (prof.c) */
+      axi_prof_release(seg);
     axi_huge_free(seg);
     return;
   }

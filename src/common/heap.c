@@ -107,6 +107,7 @@ static void fork_prepare(void) {
   axi_lock_for_fork(&pool_lock);
   axi_segment_fork_prepare();
   axi_huge_fork_prepare();
+  axi_prof_fork_prepare();
   AX_HOOK(AX_HOOK_FORK_PREPARED, NULL);
 }
 
@@ -116,6 +117,7 @@ static void fork_release(void) {
     return;
   }
   AX_HOOK(AX_HOOK_FORK_RELEASING, NULL);
+  axi_prof_fork_release();
   axi_huge_fork_release();
   axi_segment_fork_release();
   axi_unlock_after_fork(&pool_lock);
@@ -136,12 +138,16 @@ static void fork_child(void) {
  * own slow path (their heaps are theirs alone). pre: heap is the calling thread's. */
 void axi_heap_trim(ax_heap_t *heap) {
   if (heap != &axi_heap_empty) {
+    if (axi_prof_on) /* the walks below lengthen the fast path's lists (page.c) */
+      axi_page_prof_settle_all(heap);
     axi_remote_flush(heap, true);
     for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
       ;
     axi_cache_flush(heap);
     axi_pages_retire_empty(heap, true);
     axi_segment_purge(heap, true);
+    if (axi_prof_on)
+      axi_page_prof_grant_all(heap);
   }
   axi_segment_cache_trim(AX_TRIM_ALL);
   axi_huge_cache_trim(AX_TRIM_ALL);
@@ -157,12 +163,16 @@ void axi_heap_trim(ax_heap_t *heap) {
  * 2-3). post: true when something was unmapped. */
 bool axi_heap_release(ax_heap_t *heap) {
   uint64_t before = ax_atomic_load_relaxed(&axi_stats.munmap_calls);
+  if (axi_prof_on) /* as in trim */
+    axi_page_prof_settle_all(heap);
   axi_remote_flush(heap, false);
   axi_huge_pack_tight();
   for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
     ;
   axi_cache_flush(heap);
   axi_pages_retire_empty(heap, false);
+  if (axi_prof_on)
+    axi_page_prof_grant_all(heap);
   axi_segment_cache_trim(AX_TRIM_ALL_NOWAIT);
   axi_huge_cache_trim(AX_TRIM_ALL_NOWAIT);
   return ax_atomic_load_relaxed(&axi_stats.munmap_calls) != before;

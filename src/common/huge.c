@@ -259,6 +259,7 @@ static void *huge_setup(ax_segment_t *seg, uintptr_t off) {
   seg->npages = 1;
   seg->used_pages = 1;
   seg->free_mask = seg->dirty_mask = seg->purged_mask = 0;
+  seg->prof = NULL; /* not sampled (prof.c) */
   ax_page_t *page = &seg->pages[0];
   memset(page, 0, sizeof *page);
   page->in_use = 1;

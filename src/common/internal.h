@@ -25,6 +25,9 @@
 #define ax_likely(x) __builtin_expect(!!(x), 1)
 #define ax_unlikely(x) __builtin_expect(!!(x), 0)
 #define AX_NOINLINE __attribute__((noinline))
+/* The functions a sampled malloc passes through, from the program's call to the stack walk,
+ * live in one section: the profiler drops the frames up to the last one in it (prof.c). */
+#define AX_API __attribute__((section("axmalloc_api")))
 
 /* ---- geometry ------------------------------------------------------------------- */
 
@@ -190,8 +193,9 @@ typedef struct ax_segment {
   size_t map_size;                /* bytes mapped (huge segments: more than AX_SEGMENT_SIZE) */
   struct ax_segment *next, *prev; /* the owner's list; the cache's list */
   struct ax_segment *abandoned_next;
-  uint64_t cached_ms; /* when it entered a cache */
-  uint64_t huge_size; /* checked mode, huge blocks: the size the program asked for */
+  uint64_t cached_ms;          /* when it entered a cache */
+  uint64_t huge_size;          /* checked mode, huge blocks: the size the program asked for */
+  struct ax_prof_bucket *prof; /* huge blocks: the profile's stack of a sampled block (prof.c) */
   /* last: free()'s fast path trusts page_shift to index pages[], so an overflow must pass
    * the cookie, owner and heap (which the remote path checks, see axi_remote_free) and
    * 96 bytes more before it can change it */
@@ -265,6 +269,23 @@ typedef struct ax_remote_batch {
   ax_remote_slot_t slot[AX_RB_SLOTS];
 } ax_remote_batch_t;
 
+/* A heap's share of the sampling heap profiler (prof.c). Each class samples on its own: the
+ * allocations before its next sampled one are floor(X / block size), X exponential with the
+ * mean sampling interval, so every byte has the same chance. Sizes served by the direct
+ * table are handed out by the fast path, which counts nothing: the slow path gives it a
+ * current page whose free list holds no more blocks than may go before the sampled one
+ * (page.c, "profiling grants"), so the sampled allocation is a slow-path one. */
+typedef struct ax_prof_heap {
+  uint64_t left[AX_CLASSES];         /* allocations of the class before its sampled one */
+  ax_page_t *grant_page[AX_CLASSES]; /* direct classes: the page the fast path was given */
+  uint32_t granted[AX_CLASSES];      /* ... and the length of its free list then */
+  uint64_t huge_left;                /* bytes of huge blocks before the next sampled one */
+  uint64_t rng;
+  bool started;    /* left and huge_left drawn, rng seeded */
+  uint8_t serving; /* the class malloc's slow path serves: its grant waits for the block */
+  bool busy;       /* taking a sample: a malloc from the stack walk is not sampled */
+} ax_prof_heap_t;
+
 typedef struct ax_heap {
   ax_page_t *direct[AX_DIRECT_N]; /* size n -> page of its class (or the empty page) */
   ax_pageq_t queue[AX_CLASSES];   /* pages with (probably) free blocks, per class */
@@ -284,6 +305,7 @@ typedef struct ax_heap {
   ax_heap_stats_t stats;
   ax_cache_t cache;     /* freed blocks of mid-size classes (cache.c) */
   ax_remote_batch_t rb; /* blocks freed into other threads' pages, not yet published */
+  ax_prof_heap_t prof;  /* heap profiling (prof.c): untouched while it is off */
   /* Read and written by other threads, at any time: heaps are type-stable, and a remote free
    * may add to a heap that its owner left and a new thread is taking over (init does not
    * memset these). */
@@ -305,6 +327,9 @@ AXI_HIDDEN extern bool axi_checked;
  * axi_init_process, before the first page exists. */
 AXI_HIDDEN extern bool axi_mte;
 AXI_HIDDEN extern const char *axi_mte_state; /* "on", "off", "unavailable" */
+/* Sampling heap profiler on (prof.c): AXMALLOC_PROF=1, not with checked mode or tagging.
+ * Set once by axi_init_process, before the first page exists; read on slow paths only. */
+AXI_HIDDEN extern bool axi_prof_on;
 /* Every malloc and free takes the slow paths (checked mode, tagging): the direct tables
  * hold only the empty page and every fast_cap is 0. */
 static inline bool axi_slow_only(void) { return axi_checked || axi_mte; }
@@ -582,6 +607,23 @@ AXI_HIDDEN void axi_mte_init(bool want);
 AXI_HIDDEN void *axi_mte_tag(void *b);
 AXI_HIDDEN void *axi_mte_release(const char *fn, void *p, bool keep);
 AXI_HIDDEN bool axi_mte_map(void *seg, size_t size);
+/* prof.c and prof_dump.c: the sampling heap profiler (contracts there) */
+AXI_HIDDEN void axi_prof_init(void);
+AXI_HIDDEN uint64_t axi_prof_rate(void);
+AXI_HIDDEN const char *axi_prof_prefix(void);
+AXI_HIDDEN bool axi_prof_take(ax_heap_t *heap, size_t size);
+AXI_HIDDEN void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero);
+AXI_HIDDEN void axi_prof_huge(void *p, size_t size);
+AXI_HIDDEN void axi_prof_release(ax_segment_t *seg);
+AXI_HIDDEN void axi_prof_fork_prepare(void);
+AXI_HIDDEN void axi_prof_fork_release(void);
+/* page.c's profiling grants: the fast path's lists cut to what may go before a sample */
+AXI_HIDDEN void axi_page_prof_settle(ax_heap_t *heap, unsigned c);
+AXI_HIDDEN void axi_page_prof_grant(ax_heap_t *heap, unsigned c);
+AXI_HIDDEN void axi_page_prof_settle_all(ax_heap_t *heap);
+AXI_HIDDEN void axi_page_prof_grant_all(ax_heap_t *heap);
+/* init.c: a decimal environment variable (dflt when unset or empty), without allocating */
+AXI_HIDDEN uint64_t axi_env_u64(const char *name, uint64_t dflt);
 /* remote.c */
 AXI_HIDDEN void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg);
 AXI_HIDDEN void axi_remote_push(ax_page_t *page, ax_segment_t *seg, uint32_t n, ax_block_t *head,

@@ -53,6 +53,9 @@ std::new_handler ax_cxx_get_new_handler() __asm__("_ZSt15get_new_handlerv") __at
 }
 
 #define AX_EXPORT __attribute__((visibility("default")))
+// The allocation entry points' section: the heap profiler drops the frames up to the last one
+// in it (prof.c).
+#define AX_API __attribute__((section("axmalloc_api")))
 
 namespace {
 
@@ -71,7 +74,7 @@ std::new_handler new_handler() {
 // The standard's loop: allocate; on failure call the new-handler and retry, or throw
 // std::bad_alloc when there is none. The handler may throw; nothrow callers catch it.
 // pre: align is 0 (plain) or a power of two.
-__attribute__((noinline)) void *new_slow(size_t size, size_t align) {
+__attribute__((noinline)) AX_API void *new_slow(size_t size, size_t align) {
   for (;;) {
     void *p = align ? ax_aligned_alloc(align, size) : ax_malloc(size);
     if (p)
@@ -103,7 +106,7 @@ inline void *new_aligned(size_t size, std::align_val_t al) {
 
 // nothrow: a handler that throws (std::bad_alloc, say) must give nullptr, not an exception.
 // align: 0 for the plain forms, else the alignment asked for (a power of two, or nullptr).
-void *new_nothrow(size_t size, size_t align) noexcept {
+AX_API void *new_nothrow(size_t size, size_t align) noexcept {
   void *p = align ? ax_aligned_alloc(align, size) : ax_malloc(size);
   if (__builtin_expect(p != nullptr, 1) || !new_handler())
     return p;
@@ -147,12 +150,12 @@ extern "C" __attribute__((noinline, cold)) void ax_fatal_new(size_t size) {
 // operator new links -static without a duplicate definition, and cxx_replaced.c tells
 // ours from the winner.
 extern "C" {
-void *axi_cxx_new(size_t n) { return new_plain(n); }
-void *axi_cxx_new_array(size_t n) { return REPLACED ? OPS.new_(n) : new_plain(n); }
+AX_API void *axi_cxx_new(size_t n) { return new_plain(n); }
+AX_API void *axi_cxx_new_array(size_t n) { return REPLACED ? OPS.new_(n) : new_plain(n); }
 void axi_cxx_delete(void *p) { ax_free(p); }
 void axi_cxx_delete_array(void *p) { REPLACED ? OPS.delete_(p) : ax_free(p); }
-void *axi_cxx_new_al(size_t n, size_t al) { return new_aligned(n, std::align_val_t{al}); }
-void *axi_cxx_new_array_al(size_t n, size_t al) {
+AX_API void *axi_cxx_new_al(size_t n, size_t al) { return new_aligned(n, std::align_val_t{al}); }
+AX_API void *axi_cxx_new_array_al(size_t n, size_t al) {
   return REPLACED ? OPS.new_al(n, al) : new_aligned(n, std::align_val_t{al});
 }
 void axi_cxx_delete_al(void *p, size_t) { ax_free(p); }
@@ -172,18 +175,19 @@ AX_OP(axi_cxx_delete_array_al) void operator delete[](void *, std::align_val_t) 
 // ---- the forms defined by them ------------------------------------------------------------
 // Straight to ax_* while no base form is replaced; through the program's otherwise.
 #define AX_WEAK AX_EXPORT __attribute__((weak))
-AX_WEAK void *operator new(size_t n, const std::nothrow_t &) noexcept {
+AX_WEAK AX_API void *operator new(size_t n, const std::nothrow_t &) noexcept {
   return REPLACED ? try_new(OPS.new_, n) : new_nothrow(n, 0);
 }
-AX_WEAK void *operator new[](size_t n, const std::nothrow_t &) noexcept {
+AX_WEAK AX_API void *operator new[](size_t n, const std::nothrow_t &) noexcept {
   return REPLACED ? try_new(OPS.new_array, n) : new_nothrow(n, 0);
 }
-AX_WEAK void *operator new(size_t n, std::align_val_t al, const std::nothrow_t &) noexcept {
+AX_WEAK AX_API void *operator new(size_t n, std::align_val_t al, const std::nothrow_t &) noexcept {
   if (REPLACED)
     return try_new(OPS.new_al, n, (size_t)al);
   return bad_align((size_t)al) ? nullptr : new_nothrow(n, (size_t)al);
 }
-AX_WEAK void *operator new[](size_t n, std::align_val_t al, const std::nothrow_t &) noexcept {
+AX_WEAK AX_API void *operator new[](size_t n, std::align_val_t al,
+                                    const std::nothrow_t &) noexcept {
   if (REPLACED)
     return try_new(OPS.new_array_al, n, (size_t)al);
   return bad_align((size_t)al) ? nullptr : new_nothrow(n, (size_t)al);

@@ -23,9 +23,9 @@ AX_EXPORT void free_aligned_sized(void *p, size_t align, size_t size) {
   ax_free_sized(p, size > align ? size : align);
 }
 
-AX_EXPORT void *valloc(size_t n) { return ax_memalign(axi_os_page, n); }
+AX_EXPORT AX_API void *valloc(size_t n) { return ax_memalign(axi_os_page, n); }
 
-AX_EXPORT void *pvalloc(size_t n) {
+AX_EXPORT AX_API void *pvalloc(size_t n) {
   size_t rounded = (n + axi_os_page - 1) & ~(axi_os_page - 1);
   if (rounded < n) {
     errno = ENOMEM;

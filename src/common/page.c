@@ -36,6 +36,8 @@ static void unpin(ax_heap_t *heap, unsigned c) {
 }
 
 static void current_update(ax_heap_t *heap, unsigned c) {
+  if (ax_unlikely(axi_prof_on)) /* the fast path's grant ends with its page (see below) */
+    axi_page_prof_settle(heap, c);
   ax_page_t *first = heap->queue[c].first;
   size_t hi = first ? first->block_size : axi_class_size(c); /* (a load, not a computation) */
   if (heap->pinned[c] != first) {
@@ -57,6 +59,8 @@ static void current_update(ax_heap_t *heap, unsigned c) {
   size_t lo = c == 1 ? 0 : axi_class_size(c - 1) + 1;
   for (size_t i = lo; i <= hi; i++)
     heap->direct[i] = pg;
+  if (ax_unlikely(axi_prof_on))
+    axi_page_prof_grant(heap, c);
 }
 
 static void pageq_remove(ax_pageq_t *q, ax_page_t *page) {
@@ -225,9 +229,12 @@ static void page_collect_all(ax_heap_t *heap, ax_page_t *page) {
 /* ---- full pages --------------------------------------------------------------------- */
 
 /* The owner word of a page of heap's that is not in the full list: its thread id, with
- * AX_OWNER_CACHED for a class whose frees go to the heap's cache (cache.c). */
+ * AX_OWNER_CACHED for a class whose frees go to the heap's cache (cache.c). Not while the
+ * heap profiler samples: malloc takes cached blocks without a slow path, which would count
+ * them (prof.c); every malloc of those sizes takes the slow path then. */
 static uintptr_t owner_word(const ax_heap_t *heap, const ax_page_t *page) {
-  return heap->tid | (axi_class_cached(page->cls) && !axi_slow_only() ? AX_OWNER_CACHED : 0);
+  bool cached = axi_class_cached(page->cls) && !axi_slow_only() && !axi_prof_on;
+  return heap->tid | (cached ? AX_OWNER_CACHED : 0);
 }
 
 /* The page has no free block and nothing more to carve: park it in the full list so the
@@ -597,6 +604,71 @@ void *axi_page_malloc(ax_heap_t *heap, size_t size, bool zero) {
       return NULL;
   }
   return hand_out(page, size, zero);
+}
+
+/* ---- profiling grants (prof.c) ------------------------------------------------------------ */
+
+/* While the heap profiler samples, the fast path must not hand out a sampled allocation, and
+ * it counts nothing. So the current page of a class the direct table serves gets at most
+ * heap->prof.left[c] blocks on its free list (the rest waits on local_free, where the next
+ * refill finds it): the allocation after them finds the list empty and takes the slow path,
+ * which counts it and samples it if its turn has come. What the fast path took of a grant is
+ * the grant's length less what is left on the list: counted when the slow path comes back
+ * or the page stops being current (settle). Grants are made and settled on slow paths only
+ * (malloc's, current_update's, trim's), and nothing else lengthens a granted list. */
+
+static bool prof_direct(unsigned c) { return axi_class_size(c) <= AX_DIRECT_MAX; }
+
+/* Close class c's grant: the blocks the fast path took from it count against left. */
+void axi_page_prof_settle(ax_heap_t *heap, unsigned c) {
+  ax_page_t *page = heap->prof.grant_page[c];
+  if (!page)
+    return;
+  uint32_t n = 0, granted = heap->prof.granted[c];
+  for (const ax_block_t *b = page->free; b && n < granted; n++)
+    b = axi_link(page, b);
+  uint64_t taken = granted - n, left = heap->prof.left[c];
+  heap->prof.left[c] = left > taken ? left - taken : 0;
+  heap->prof.grant_page[c] = NULL;
+}
+
+/* Give the fast path class c's current page with at most left blocks on its free list.
+ * The walk stops at left + 1 blocks; a cut walks the rest once, to its tail. */
+void axi_page_prof_grant(ax_heap_t *heap, unsigned c) {
+  heap->prof.grant_page[c] = NULL;
+  ax_page_t *page = heap->current[c];
+  if (!heap->prof.started || !prof_direct(c) || page == &axi_page_empty || c == heap->prof.serving)
+    return;
+  uint64_t left = heap->prof.left[c];
+  uint32_t n = 0;
+  ax_block_t *b = page->free, *last = NULL;
+  for (; b && n < left; n++)
+    last = b, b = axi_link(page, b);
+  if (b) { /* more than left: the rest waits on local_free */
+    if (last)
+      axi_set_link(page, last, NULL);
+    else
+      page->free = NULL;
+    ax_block_t *tail = b;
+    uint32_t moved = 1;
+    for (ax_block_t *next; (next = axi_link(page, tail)); tail = next)
+      moved++;
+    axi_set_link(page, tail, page->local_free);
+    page->local_free = b;
+    page->refill = page->refill > moved ? page->refill - moved : 0; /* (statistics) */
+  }
+  heap->prof.grant_page[c] = page;
+  heap->prof.granted[c] = n;
+}
+
+/* Around heap-wide walks that lengthen free lists (trim, a refused mapping). */
+void axi_page_prof_settle_all(ax_heap_t *heap) {
+  for (unsigned c = 1; c < AX_CLASSES && prof_direct(c); c++)
+    axi_page_prof_settle(heap, c);
+}
+void axi_page_prof_grant_all(ax_heap_t *heap) {
+  for (unsigned c = 1; c < AX_CLASSES && prof_direct(c); c++)
+    axi_page_prof_grant(heap, c);
 }
 
 /* ---- the free slow path ------------------------------------------------------------- */

@@ -132,5 +132,6 @@ void ax_info(ax_info_t *out) {
   out->single_threaded = axi_single_threaded();
   out->remote_frees_possible = !axi_remote_frees_impossible();
   out->mte = axi_mte_state;
+  out->prof_sample = axi_prof_on ? (size_t)axi_prof_rate() : 0;
   out->page_size = axi_os_page;
 }

@@ -1,0 +1,286 @@
+/* The sampling heap profiler: which allocations are sampled, the sampled blocks, their stacks.
+ *
+ *   AXMALLOC_PROF=1  AXMALLOC_PROF_SAMPLE=<bytes, mean interval; 524288>
+ * AXMALLOC_PROF_FILE=<prefix>
+ *
+ * Sampling is a Poisson process over the bytes allocated (as in tcmalloc and jemalloc): an
+ * allocation of s bytes is sampled with probability 1 - exp(-s / rate), independently of
+ * every other, which is what google-pprof assumes when it scales a heap_v2 profile back up.
+ * Each size class (and the huge blocks) runs its own process: the number of allocations of a
+ * class before its next sampled one is floor(X / class size) with X exponential of mean rate
+ * (memoryless, so after a sample a new X is drawn). The superposition is the same process as
+ * one counter over all bytes, and needs no counter on the fast path: the slow path decides
+ * (axi_prof_take), and page.c keeps the fast path from handing out a sampled allocation.
+ *
+ * A sampled block is a huge block of its own (as gperftools gives each sampled object a span of
+ * its own): free() of it leaves the fast path by construction (a huge block's fast_cap is 0), and
+ * its header holds its stack (seg->prof). Off, the profiler costs the fast paths nothing: every
+ * call here is behind axi_prof_on on a slow path.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <unwind.h>
+
+#include "prof.h"
+
+bool axi_prof_on;
+ax_prof_state_t axi_prof;
+
+/* ---- random intervals ----------------------------------------------------------------- */
+
+/* ln(x) for x in (0, 1]: x = m * 2^e, m in [sqrt(1/2), sqrt(2)), ln(m) = 2 atanh((m-1)/(m+1))
+ * by its series (|t| < 0.172: seven terms leave < 1e-13). No libm: a static program linking
+ * us need not add -lm. */
+static double ln(double x) {
+  uint64_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  int e = (int)((bits >> 52) & 0x7ff) - 1023;
+  bits = (bits & (((uint64_t)1 << 52) - 1)) | ((uint64_t)1023 << 52);
+  double m;
+  memcpy(&m, &bits, sizeof m);
+  if (m > 1.4142135623730951) {
+    m *= 0.5;
+    e++;
+  }
+  double t = (m - 1) / (m + 1), t2 = t * t;
+  double s =
+      t * (2 + t2 * (2.0 / 3 +
+                     t2 * (2.0 / 5 +
+                           t2 * (2.0 / 7 + t2 * (2.0 / 9 + t2 * (2.0 / 11 + t2 * 2.0 / 13))))));
+  return e * 0.6931471805599453 + s;
+}
+
+/* xorshift64*, one per heap: the heap's thread alone draws from it. */
+static uint64_t rng_next(ax_prof_heap_t *ph) {
+  uint64_t x = ph->rng;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  ph->rng = x;
+  return x * 0x2545f4914f6cdd1dull;
+}
+
+/* Bytes to the next sample: exponential with mean rate. */
+static double interval(ax_prof_heap_t *ph) {
+  double u = (double)((rng_next(ph) >> 11) + 1) * 0x1p-53; /* (0, 1] */
+  return -(double)axi_prof.rate * ln(u);
+}
+
+/* Allocations of size bytes before the next sampled one: floor(X / size). */
+static uint64_t skip_count(ax_prof_heap_t *ph, size_t size) {
+  double k = interval(ph) / (double)size;
+  return k >= 1.8e19 ? UINT64_MAX : (uint64_t)k;
+}
+
+static void start(ax_heap_t *heap) {
+  ax_prof_heap_t *ph = &heap->prof;
+  ph->rng = (axi_random() ^ (uintptr_t)heap) | 1;
+  for (unsigned c = 1; c < AX_CLASSES; c++)
+    ph->left[c] = skip_count(ph, axi_class_size(c));
+  double h = interval(ph);
+  ph->huge_left = h >= 1.8e19 ? UINT64_MAX : (uint64_t)h;
+  ph->started = true;
+}
+
+/* ---- which allocations are sampled ----------------------------------------------------- */
+
+/* malloc's slow path, for a block of a size class. Settles what the fast path handed out
+ * of the class since the slow path last came by (page.c), counts this allocation, and tells
+ * whether it is the sampled one. pre: size <= AX_LARGE_MAX. post: true: sample it (call
+ * axi_prof_sampled); false: allocate as usual, then axi_page_prof_grant. */
+AX_API bool axi_prof_take(ax_heap_t *heap, size_t size) {
+  ax_prof_heap_t *ph = &heap->prof;
+  if (heap == &axi_heap_empty || ph->busy)
+    return false;
+  if (!ph->started)
+    start(heap);
+  unsigned c = axi_class_of(size);
+  if (axi_class_size(c) <= AX_DIRECT_MAX)
+    axi_page_prof_settle(heap, c);
+  if (ph->left[c]) {
+    ph->left[c]--;
+    return false;
+  }
+  ph->left[c] = skip_count(ph, axi_class_size(c));
+  return true;
+}
+
+/* ---- stacks ---------------------------------------------------------------------------- */
+
+/* The linker's bounds of the section AX_API puts the allocation entry points in. */
+extern const char __start_axmalloc_api[] AXI_HIDDEN;
+extern const char __stop_axmalloc_api[] AXI_HIDDEN;
+
+static bool in_api(uintptr_t ret) { /* a return address: one past its call */
+  return ret > (uintptr_t)__start_axmalloc_api && ret <= (uintptr_t)__stop_axmalloc_api;
+}
+
+#define AX_PROF_OURS 32 /* our frames come first: looked for among this many */
+
+typedef struct walk {
+  uintptr_t *pc;
+  unsigned n, max;
+} walk_t;
+
+static _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void *arg) {
+  walk_t *w = arg;
+  uintptr_t pc = _Unwind_GetIP(ctx);
+  if (pc == 0)
+    return _URC_END_OF_STACK;
+  w->pc[w->n++] = pc;
+  return w->n == w->max ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
+/* The caller's stack, from libgcc's unwinder (the tables every Debian binary has: frame
+ * pointers are not kept by -O2 code), less our own frames: everything up to the last return
+ * into the allocator's entry points. post: the first frame's index in pc[]; *depth frames. */
+static AX_API AX_NOINLINE unsigned capture(uintptr_t pc[AX_PROF_OURS + AX_PROF_DEPTH],
+                                           unsigned *depth) {
+  walk_t w = {pc, 0, AX_PROF_OURS + AX_PROF_DEPTH};
+  _Unwind_Backtrace(walk_frame, &w);
+  unsigned first = w.n ? 1 : 0; /* (frame 0 is this function) */
+  for (unsigned i = 0; i < w.n && i < AX_PROF_OURS; i++)
+    if (in_api(pc[i]))
+      first = i + 1;
+  unsigned d = w.n - first;
+  *depth = d < AX_PROF_DEPTH ? d : AX_PROF_DEPTH;
+  return first;
+}
+
+/* ---- buckets ------------------------------------------------------------------------------ */
+
+static char *arena_at, *arena_end; /* bucket memory, under the lock */
+
+static void *arena_take(size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  if (!arena_at || (size_t)(arena_end - arena_at) < n) {
+    size_t chunk = (size_t)64 << 10;
+    char *m = axi_os_map(chunk);
+    if (!m)
+      return NULL;
+    arena_at = m;
+    arena_end = m + chunk;
+  }
+  void *p = arena_at;
+  arena_at += n;
+  return p;
+}
+
+static uint64_t stack_hash(const uintptr_t *pc, unsigned depth, size_t size) {
+  uint64_t h = 0xcbf29ce484222325ull ^ size;
+  for (unsigned i = 0; i < depth; i++) {
+    h ^= pc[i];
+    h *= 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+/* post: the bucket of (pc[0..depth), size), made if need be; NULL when no memory for it.
+ * pre: the lock is held. */
+static ax_prof_bucket_t *bucket_get(const uintptr_t *pc, unsigned depth, size_t size) {
+  uint64_t h = stack_hash(pc, depth, size);
+  ax_prof_bucket_t **head = &axi_prof.table[h % AX_PROF_TABLE];
+  for (ax_prof_bucket_t *b = *head; b; b = b->next)
+    if (b->hash == h && b->size == size && b->depth == depth &&
+        memcmp(b->pc, pc, depth * sizeof *pc) == 0)
+      return b;
+  ax_prof_bucket_t *b = arena_take(sizeof *b + depth * sizeof *pc);
+  if (!b)
+    return NULL;
+  b->hash = h;
+  b->size = size;
+  b->depth = depth;
+  memcpy(b->pc, pc, depth * sizeof *pc);
+  b->next = *head;
+  __atomic_store_n(head, b, __ATOMIC_RELEASE); /* (a dump walks the chains under the lock) */
+  return b;
+}
+
+/* The huge block of seg is a sample of size bytes: its stack goes to the profile. */
+static AX_API AX_NOINLINE void record(ax_heap_t *heap, ax_segment_t *seg, size_t size) {
+  uintptr_t pc[AX_PROF_OURS + AX_PROF_DEPTH];
+  unsigned depth;
+  heap->prof.busy = true; /* the unwinder's first call may look things up, even allocate */
+  unsigned first = capture(pc, &depth);
+  heap->prof.busy = false;
+  axi_lock(&axi_prof.lock);
+  ax_prof_bucket_t *b = bucket_get(pc + first, depth, size);
+  if (b)
+    ax_atomic_fetch_add_relaxed(&b->allocs, 1);
+  seg->prof = b;
+  axi_unlock(&axi_prof.lock);
+  axi_prof_after_unlock();
+}
+
+/* ---- sampled blocks ---------------------------------------------------------------------- */
+
+/* The sampled allocation of size bytes (axi_prof_take said so): a huge block of its class's
+ * size, aligned as the class's blocks are (aligned_alloc picks classes by their alignment;
+ * the pages of classes past 8 KiB give up to 64 KiB). post: the block, or NULL (ENOMEM). */
+AX_API void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero) {
+  size_t bsize = axi_class_size(axi_class_of(size));
+  size_t align = bsize & -bsize;
+  align = align < AX_OTHER_META ? align : AX_OTHER_META;
+  void *p = axi_heap_huge_alloc(heap, bsize, align, zero);
+  if (p)
+    record(heap, axi_huge_segment_of(p), bsize);
+  return p;
+}
+
+/* A huge block of size bytes was just allocated, or resized by realloc (a new allocation, as
+ * tcmalloc counts it): it leaves the profile if it was in it, and is sampled with the huge
+ * blocks' own interval. pre: p is a huge block's start. */
+AX_API void axi_prof_huge(void *p, size_t size) {
+  ax_segment_t *seg = axi_huge_segment_of(p);
+  if (seg->prof)
+    axi_prof_release(seg);
+  ax_heap_t *heap = axi_tls_heap;
+  ax_prof_heap_t *ph = &heap->prof;
+  if (heap == &axi_heap_empty || ph->busy)
+    return;
+  if (!ph->started)
+    start(heap);
+  if (size < ph->huge_left) {
+    ph->huge_left -= size;
+    return;
+  }
+  double h = interval(ph);
+  ph->huge_left = h >= 1.8e19 ? UINT64_MAX : (uint64_t)h;
+  record(heap, seg, size);
+}
+
+/* free() (or realloc) of a sampled block: it leaves the in-use profile. Any thread. */
+void axi_prof_release(ax_segment_t *seg) {
+  ax_prof_bucket_t *b = seg->prof;
+  seg->prof = NULL;
+  ax_atomic_fetch_add_relaxed(&b->frees, 1);
+}
+
+/* ---- init and fork ---------------------------------------------------------------------- */
+
+/* pre: called once by axi_init_process, after checked mode and tagging are decided. */
+void axi_prof_init(void) {
+  axi_prof.leaks = axi_env_u64("AXMALLOC_PROF_LEAKS", 0) != 0;
+  if (!axi_env_u64("AXMALLOC_PROF", 0) && !axi_prof.leaks)
+    return;
+  if (axi_slow_only()) { /* their blocks are checked or tagged where they are */
+    axi_write("axmalloc: heap profiling is not available with checked mode or memory "
+              "tagging: off\n");
+    return;
+  }
+  axi_prof.rate = axi_env_u64("AXMALLOC_PROF_SAMPLE", (uint64_t)512 << 10);
+  if (axi_prof.rate == 0)
+    axi_prof.rate = 1;
+  const char *prefix = getenv("AXMALLOC_PROF_FILE");
+  axi_prof.prefix = prefix && *prefix ? prefix : "axprof";
+  axi_prof_dump_init();
+  axi_prof_on = true;
+}
+
+uint64_t axi_prof_rate(void) { return axi_prof.rate; }
+const char *axi_prof_prefix(void) { return axi_prof.prefix; }
+
+void axi_prof_fork_prepare(void) { axi_lock_for_fork(&axi_prof.lock); }
+void axi_prof_fork_release(void) { axi_unlock_after_fork(&axi_prof.lock); }

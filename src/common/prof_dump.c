@@ -1,0 +1,369 @@
+/* Heap profiles out: files in gperftools' heap-profile text format, the leak report at exit.
+ *
+ *   heap profile:  <in-use samples>: <bytes> [<allocated samples>: <bytes>] @ heap_v2/<rate>
+ *   <n>: <bytes> [<n>: <bytes>] @ <return addresses, the caller of malloc first>
+ *   ...
+ *   MAPPED_LIBRARIES:
+ *   <this process's /proc/self/maps>
+ *
+ * One line per stack and block size, raw sample counts: google-pprof scales each line by
+ * 1 / (1 - exp(-size / rate)) itself ("heap_v2"), and symbolizes through the maps.
+ * Files: <prefix>.<pid>.<seq>.heap (AXMALLOC_PROF_SIGNAL, ax_prof_dump(NULL)),
+ * <prefix>.<pid>.final.heap at exit, <prefix>.<pid>.leaks.heap (AXMALLOC_PROF_LEAKS=1: the samples
+ * still live at exit). Nothing here allocates: a signal handler dumps too.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "prof.h"
+
+/* ---- a buffered writer ------------------------------------------------------------------- */
+
+typedef struct out {
+  int fd;
+  bool ok;
+  unsigned n;
+  char buf[4096];
+} out_t;
+
+static void out_flush(out_t *o) {
+  for (unsigned done = 0; done < o->n && o->ok;) {
+    ssize_t w = write(o->fd, o->buf + done, o->n - done);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      o->ok = false;
+    else
+      done += (unsigned)w;
+  }
+  o->n = 0;
+}
+
+static void out_mem(out_t *o, const char *s, size_t len) {
+  while (len) {
+    if (o->n == sizeof o->buf)
+      out_flush(o);
+    size_t k = sizeof o->buf - o->n < len ? sizeof o->buf - o->n : len;
+    memcpy(o->buf + o->n, s, k);
+    o->n += (unsigned)k;
+    s += k;
+    len -= k;
+  }
+}
+
+static void out_str(out_t *o, const char *s) { out_mem(o, s, strlen(s)); }
+
+/* v in base 10 or 16, right-aligned in width characters */
+static void out_u(out_t *o, uint64_t v, unsigned base, unsigned width) {
+  char tmp[24];
+  unsigned n = 0;
+  do {
+    tmp[sizeof tmp - ++n] = "0123456789abcdef"[v % base];
+    v /= base;
+  } while (v);
+  while (width > n && width--)
+    out_mem(o, " ", 1);
+  out_mem(o, tmp + sizeof tmp - n, n);
+}
+
+/* ---- profiles ------------------------------------------------------------------------------ */
+
+static uint64_t live_of(const ax_prof_bucket_t *b) {
+  uint64_t a = ax_atomic_load_relaxed(&b->allocs), f = ax_atomic_load_relaxed(&b->frees);
+  return a > f ? a - f : 0; /* (a free may be counted before its bucket's alloc is seen) */
+}
+
+/* "<n>: <bytes> [<n>: <bytes>]" */
+static void out_counts(out_t *o, uint64_t n1, uint64_t s1, uint64_t n2, uint64_t s2) {
+  out_u(o, n1, 10, 6);
+  out_str(o, ": ");
+  out_u(o, s1, 10, 8);
+  out_str(o, " [");
+  out_u(o, n2, 10, 6);
+  out_str(o, ": ");
+  out_u(o, s2, 10, 8);
+  out_str(o, "]");
+}
+
+static void out_maps(out_t *o) {
+  out_str(o, "\nMAPPED_LIBRARIES:\n");
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  char buf[1024];
+  for (ssize_t r; (r = read(fd, buf, sizeof buf)) != 0;) {
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      break;
+    out_mem(o, buf, (size_t)r);
+  }
+  close(fd);
+}
+
+/* The whole profile, or (leaks) only what is still live, as if nothing else had been
+ * allocated. pre: the lock is held. */
+static void write_profile(out_t *o, bool leaks) {
+  uint64_t n1 = 0, s1 = 0, n2 = 0, s2 = 0;
+  for (unsigned i = 0; i < AX_PROF_TABLE; i++)
+    for (const ax_prof_bucket_t *b = axi_prof.table[i]; b; b = b->next) {
+      uint64_t live = live_of(b), all = leaks ? live : ax_atomic_load_relaxed(&b->allocs);
+      n1 += live, s1 += live * b->size, n2 += all, s2 += all * b->size;
+    }
+  out_str(o, "heap profile: ");
+  out_counts(o, n1, s1, n2, s2);
+  out_str(o, " @ heap_v2/");
+  out_u(o, axi_prof.rate, 10, 0);
+  out_str(o, "\n");
+  for (unsigned i = 0; i < AX_PROF_TABLE; i++)
+    for (const ax_prof_bucket_t *b = axi_prof.table[i]; b; b = b->next) {
+      uint64_t live = live_of(b), all = leaks ? live : ax_atomic_load_relaxed(&b->allocs);
+      if (!all)
+        continue;
+      out_counts(o, live, live * b->size, all, all * b->size);
+      out_str(o, " @");
+      for (uint32_t k = 0; k < b->depth || k == 0; k++) { /* pprof wants one address at least */
+        out_str(o, " 0x");
+        out_u(o, b->depth ? b->pc[k] : 0, 16, 0);
+      }
+      out_str(o, "\n");
+    }
+  out_maps(o);
+}
+
+/* post: 0, or the errno of what failed. pre: the lock is held. */
+static int dump_locked(const char *path, bool leaks) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return errno;
+  out_t o = {.fd = fd, .ok = true};
+  write_profile(&o, leaks);
+  out_flush(&o);
+  int err = o.ok ? 0 : errno ? errno : EIO;
+  if (close(fd) != 0 && !err)
+    err = errno;
+  return err;
+}
+
+/* <prefix>.<pid>.<tag>.heap, or <prefix>.<pid>.<seq>.heap when tag is NULL. */
+static void profile_path(char *path, size_t size, const char *tag) {
+  out_t o = {.fd = -1};
+  out_str(&o, axi_prof.prefix);
+  out_str(&o, ".");
+  out_u(&o, (uint64_t)getpid(), 10, 0);
+  out_str(&o, ".");
+  if (tag)
+    out_str(&o, tag);
+  else
+    out_u(&o, ax_atomic_fetch_add_relaxed(&axi_prof.seq, 1), 10, 0);
+  out_str(&o, ".heap");
+  size_t n = o.n < size - 1 ? o.n : size - 1;
+  memcpy(path, o.buf, n);
+  path[n] = 0;
+}
+
+static int dump_numbered_locked(void) {
+  char path[4096];
+  profile_path(path, sizeof path, NULL);
+  return dump_locked(path, false);
+}
+
+int ax_prof_dump(const char *path) {
+  if (!axi_prof_on)
+    return EINVAL;
+  int saved = errno;
+  axi_lock(&axi_prof.lock);
+  int err = path ? dump_locked(path, false) : dump_numbered_locked();
+  axi_unlock(&axi_prof.lock);
+  axi_prof_after_unlock();
+  errno = saved;
+  return err;
+}
+
+/* The dump signal: now, unless the table is locked (perhaps by the very code this handler
+ * interrupted): then whoever unlocks it dumps (axi_prof_after_unlock). */
+static void on_signal(int sig) {
+  int saved = errno;
+  if (axi_trylock(&axi_prof.lock)) {
+    dump_numbered_locked();
+    axi_unlock(&axi_prof.lock);
+  } else {
+    ax_atomic_store_relaxed(&axi_prof.dump_pending, 1);
+  }
+  errno = saved;
+}
+
+void axi_prof_after_unlock(void) {
+  if (ax_atomic_load_relaxed(&axi_prof.dump_pending) &&
+      ax_atomic_xchg_acq_rel(&axi_prof.dump_pending, 0)) {
+    int saved = errno;
+    axi_lock(&axi_prof.lock);
+    dump_numbered_locked();
+    axi_unlock(&axi_prof.lock);
+    errno = saved;
+  }
+}
+
+/* ---- the leak report ------------------------------------------------------------------------ */
+
+/* e^x, for the report's scaling (no libm): 2^k e^r, |r| <= ln2 / 2, r's Taylor series. */
+double axi_prof_exp(double x) {
+  if (x < -700)
+    return 0;
+  double kf = x * 1.4426950408889634;
+  int k = (int)(kf < 0 ? kf - 0.5 : kf + 0.5);
+  double r = x - k * 0.6931471805599453, s = 1, term = 1;
+  for (int i = 1; i <= 14; i++) {
+    term *= r / i;
+    s += term;
+  }
+  uint64_t bits = (uint64_t)(k + 1023) << 52;
+  double p;
+  memcpy(&p, &bits, sizeof p);
+  return s * p;
+}
+
+/* Samples stand for 1 / (1 - e^(-size/rate)) allocations each (what pprof scales by). */
+static double scale_of(size_t size) {
+  return 1.0 / (1.0 - axi_prof_exp(-(double)size / (double)axi_prof.rate));
+}
+
+static void report_frame(uintptr_t pc) {
+  Dl_info info;
+  if (dladdr((void *)(pc - 1), &info) && info.dli_fname) {
+    if (info.dli_sname)
+      axi_write("axmalloc:     %p %s+%zx (%s+%zx)\n", (void *)pc, info.dli_sname,
+                (size_t)(pc - (uintptr_t)info.dli_saddr), info.dli_fname,
+                (size_t)(pc - (uintptr_t)info.dli_fbase));
+    else
+      axi_write("axmalloc:     %p (%s+%zx)\n", (void *)pc, info.dli_fname,
+                (size_t)(pc - (uintptr_t)info.dli_fbase));
+  } else {
+    axi_write("axmalloc:     %p\n", (void *)pc);
+  }
+}
+
+/* Like jemalloc's leak summary: the estimated totals, then the largest stacks, without
+ * allocating. pre: the lock is held. */
+static void report_leaks(const char *path, int err) {
+  double bytes = 0, objs = 0;
+  unsigned stacks = 0;
+  for (unsigned i = 0; i < AX_PROF_TABLE; i++)
+    for (const ax_prof_bucket_t *b = axi_prof.table[i]; b; b = b->next) {
+      uint64_t live = live_of(b);
+      if (!live)
+        continue;
+      stacks++;
+      objs += (double)live * scale_of(b->size);
+      bytes += (double)live * scale_of(b->size) * (double)b->size;
+    }
+  axi_write_to_saved_stderr();
+  if (!stacks) {
+    axi_write("axmalloc: leak summary: no sampled block was live at exit (one sample per %llu "
+              "bytes on average)\n",
+              (unsigned long long)axi_prof.rate);
+    return;
+  }
+  axi_write("axmalloc: leak summary: ~%llu bytes in ~%llu objects from %d stacks (one sample "
+            "per %llu bytes on average)\n",
+            (unsigned long long)bytes, (unsigned long long)objs, (int)stacks,
+            (unsigned long long)axi_prof.rate);
+  /* the 10 largest, by estimated bytes (then address): a selection pass each */
+  double below = 1e300;
+  const ax_prof_bucket_t *below_b = NULL;
+  for (int shown = 0; shown < 10; shown++) {
+    const ax_prof_bucket_t *top = NULL;
+    double top_bytes = 0;
+    for (unsigned i = 0; i < AX_PROF_TABLE; i++)
+      for (const ax_prof_bucket_t *b = axi_prof.table[i]; b; b = b->next) {
+        double e = (double)live_of(b) * scale_of(b->size) * (double)b->size;
+        bool under = e < below || (e == below && b < below_b);
+        if (live_of(b) && under && (!top || e > top_bytes || (e == top_bytes && b > top)))
+          top = b, top_bytes = e;
+      }
+    if (!top)
+      break;
+    below = top_bytes, below_b = top;
+    axi_write("axmalloc: ~%llu bytes in ~%llu objects of %zu bytes allocated at:\n",
+              (unsigned long long)top_bytes,
+              (unsigned long long)((double)live_of(top) * scale_of(top->size)), top->size);
+    for (uint32_t k = 0; k < top->depth && k < 8; k++)
+      report_frame(top->pc[k]);
+  }
+  if (err)
+    axi_write("axmalloc: could not write the leak profile %s (errno %d)\n", path, err);
+  else
+    axi_write("axmalloc: leak profile: %s (google-pprof --text <program> %s)\n", path, path);
+}
+
+__attribute__((destructor)) static void prof_at_exit(void) {
+  if (!axi_prof_on)
+    return;
+  int saved = errno;
+  char path[4096];
+  axi_lock(&axi_prof.lock);
+  profile_path(path, sizeof path, "final");
+  int err = dump_locked(path, false);
+  if (err) {
+    axi_write_to_saved_stderr();
+    axi_write("axmalloc: could not write the heap profile %s (errno %d)\n", path, err);
+  }
+  if (axi_prof.leaks) {
+    profile_path(path, sizeof path, "leaks");
+    report_leaks(path, dump_locked(path, true));
+  }
+  axi_unlock(&axi_prof.lock);
+  errno = saved;
+}
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+/* AXMALLOC_PROF_SIGNAL: a number, or a name with or without SIG (USR1, SIGUSR2, ...). */
+static int signal_of(const char *s) {
+  static const struct {
+    const char *name;
+    int sig;
+  } names[] = {{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT},
+               {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM},
+               {"TERM", SIGTERM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}};
+  if (!s || !*s)
+    return 0;
+  if (*s >= '0' && *s <= '9') {
+    int v = 0;
+    for (; *s >= '0' && *s <= '9' && v < 1000; s++)
+      v = v * 10 + (*s - '0');
+    return *s == 0 && v > 0 && v < NSIG ? v : -1;
+  }
+  if (strncmp(s, "SIG", 3) == 0)
+    s += 3;
+  for (unsigned i = 0; i < sizeof names / sizeof *names; i++)
+    if (strcmp(s, names[i].name) == 0)
+      return names[i].sig;
+  return -1;
+}
+
+/* pre: called once by axi_prof_init. */
+void axi_prof_dump_init(void) {
+  axi_write_keep_stderr(); /* the leak report and errors at exit must find stderr */
+  const char *s = getenv("AXMALLOC_PROF_SIGNAL");
+  int sig = signal_of(s);
+  if (sig < 0) {
+    axi_write("axmalloc: AXMALLOC_PROF_SIGNAL=%s is no signal: no dump on a signal\n", s);
+    return;
+  }
+  if (sig) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, NULL) == 0)
+      axi_prof.signal = sig;
+  }
+}

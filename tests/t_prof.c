@@ -1,0 +1,151 @@
+/* The heap profiler's subject: known amounts from known functions (t_prof.sh reads the
+ * profiles with google-pprof and checks the numbers).
+ *
+ *   t_prof dump FILE   in use at the dump: f 64 MiB (1 KiB blocks, the direct table's sizes),
+ *                      g 16 MiB (4 KiB blocks, in another thread), h 16 MiB (2 MiB blocks,
+ *                      huge), k 0 (32 MiB of 256 B blocks, all freed: allocated 32 MiB),
+ *                      r 8 MiB (1 MiB blocks grown from 64 B by realloc);
+ *                      everything else small and freed. Then ax_prof_dump(FILE).
+ *   t_prof leak        leaky() leaves 8 MiB of 512 B blocks live at exit; tidy() frees its own
+ *   t_prof signal      f's 64 MiB, then raise(AXMALLOC_PROF_SIGNAL's signal: SIGUSR2)
+ *   t_prof info        prints ax_info's prof_sample
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "axmalloc.h"
+
+#define MiB ((size_t)1 << 20)
+#define NOINLINE __attribute__((noinline))
+
+static void *keep[1 << 17];
+static size_t kept;
+
+static void hold(void *p) {
+  if (!p || kept == sizeof keep / sizeof *keep) {
+    fprintf(stderr, "t_prof: out of memory or slots\n");
+    exit(1);
+  }
+  keep[kept++] = p;
+}
+
+/* Small blocks allocated and freed around the others: they must not show in use. */
+static NOINLINE void noise(int rounds) {
+  void *tmp[64];
+  for (int r = 0; r < rounds; r++) {
+    for (int i = 0; i < 64; i++)
+      tmp[i] = malloc((size_t)(16 + 16 * (i % 8)));
+    for (int i = 0; i < 64; i++)
+      free(tmp[i]);
+  }
+}
+
+NOINLINE void f(void) {
+  for (size_t i = 0; i < 64 * MiB / 1024; i++) {
+    hold(malloc(1024));
+    if (i % 1024 == 0)
+      noise(1);
+  }
+  __asm__ volatile("" ::: "memory"); /* no tail call: f stays on the stack */
+}
+
+NOINLINE void g(void) {
+  for (size_t i = 0; i < 16 * MiB / 4096; i++)
+    hold(malloc(4096));
+  __asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void h(void) {
+  for (int i = 0; i < 8; i++)
+    hold(malloc(2 * MiB));
+  __asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void k(void) {
+  void **tmp = malloc(32 * MiB / 256 * sizeof *tmp);
+  for (size_t i = 0; i < 32 * MiB / 256; i++)
+    tmp[i] = calloc(1, 256);
+  for (size_t i = 0; i < 32 * MiB / 256; i++)
+    free(tmp[i]);
+  free(tmp);
+  __asm__ volatile("" ::: "memory");
+}
+
+/* 8 blocks grown from 64 B to 1 MiB by doubling realloc: what is in use is the last size. */
+NOINLINE void r(void) {
+  for (int i = 0; i < 8; i++) {
+    char *p = malloc(64);
+    for (size_t n = 128; n <= MiB; n *= 2) {
+      p = realloc(p, n);
+      if (!p)
+        exit(1);
+      p[n - 1] = 1;
+    }
+    hold(p);
+  }
+  __asm__ volatile("" ::: "memory");
+}
+
+static void *g_thread(void *arg) {
+  g();
+  return arg;
+}
+
+NOINLINE void leaky(void) {
+  for (size_t i = 0; i < 8 * MiB / 512; i++)
+    hold(malloc(512));
+  __asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void tidy(void) {
+  void **tmp = malloc(16384 * sizeof *tmp);
+  for (int i = 0; i < 16384; i++)
+    tmp[i] = malloc(512);
+  for (int i = 0; i < 16384; i++)
+    free(tmp[i]);
+  free(tmp);
+  __asm__ volatile("" ::: "memory");
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "dump") == 0 && argc > 2) {
+    noise(100);
+    f();
+    pthread_t t;
+    if (pthread_create(&t, NULL, g_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
+      return 1;
+    h();
+    k();
+    r();
+    noise(100);
+    int err = ax_prof_dump(argv[2]);
+    if (err) {
+      fprintf(stderr, "t_prof: ax_prof_dump: %s\n", strerror(err));
+      return 1;
+    }
+    return 0;
+  }
+  if (strcmp(mode, "leak") == 0) {
+    leaky();
+    tidy();
+    kept = 0; /* forget them: a leak */
+    return 0;
+  }
+  if (strcmp(mode, "signal") == 0) {
+    f();
+    raise(SIGUSR2);
+    return 0;
+  }
+  if (strcmp(mode, "info") == 0) {
+    ax_info_t info;
+    ax_info(&info);
+    printf("prof_sample %zu\n", info.prof_sample);
+    return 0;
+  }
+  fprintf(stderr, "usage: t_prof dump FILE | leak | signal | info\n");
+  return 2;
+}
