@@ -1,15 +1,22 @@
-# cmake --install: the header, both libraries, the relocatable axmalloc.o, a CMake package
-# and a pkg-config file. Included from the top CMakeLists.txt once the targets exist.
+# cmake --install: the header, both libraries, the relocatable axmalloc.o, a CMake package,
+# a pkg-config file and the axmalloc launcher. Included from the top CMakeLists.txt once the
+# targets exist.                                                              component:
 #
-#   <prefix>/include/axmalloc.h
-#   <prefix>/<libdir>/libaxmalloc.so -> libaxmalloc.so.0 -> libaxmalloc.so.0.1
-#   <prefix>/<libdir>/libaxmalloc.a
-#   <prefix>/<libdir>/axmalloc.o
-#   <prefix>/<libdir>/cmake/axmalloc/axmalloc-config.cmake, axmalloc-config-version.cmake
-#   <prefix>/<libdir>/pkgconfig/axmalloc.pc
+#   <prefix>/bin/axmalloc                                                     runtime
+#   <prefix>/include/axmalloc.h                                               dev
+#   <prefix>/<libdir>/libaxmalloc.so.0 -> libaxmalloc.so.0.1                  runtime
+#   <prefix>/<libdir>/libaxmalloc.so -> libaxmalloc.so.0                      dev
+#   <prefix>/<libdir>/libaxmalloc.a                                           dev
+#   <prefix>/<libdir>/axmalloc.o                                              dev
+#   <prefix>/<libdir>/cmake/axmalloc/axmalloc-config.cmake, ...-version.cmake dev
+#   <prefix>/<libdir>/pkgconfig/axmalloc.pc                                   dev
 #
 # <libdir> comes from GNUInstallDirs: "lib" for most prefixes, lib/<multiarch> (for example
 # lib/x86_64-linux-gnu) on Debian when the prefix is /usr.
+#
+# The components are cmake/package.cmake's Debian packages: runtime is libaxmalloc0 (what a
+# preloaded or dynamically linked program needs at run time), dev is libaxmalloc-dev (what
+# building against axmalloc needs). One alone: cmake --install <build> --component runtime.
 #
 # The targets' include directories are build-tree paths, so install(EXPORT) cannot export
 # them; axmalloc-config.cmake creates the imported targets itself, with every path derived
@@ -38,11 +45,12 @@ endif()
 set(AX_PC_STATIC_FLAGS "-Wl,-u,malloc ${AX_CXX_STATIC_LINK_FLAGS}")
 
 install(FILES ${PROJECT_SOURCE_DIR}/include/axmalloc.h
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS axmalloc axmalloc_static
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES ${AX_RELOC_OBJECT} DESTINATION ${CMAKE_INSTALL_LIBDIR})
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+# The real file and the SONAME link are run time; the libaxmalloc.so link is for linkers.
+install(TARGETS axmalloc
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev)
+install(TARGETS axmalloc_static ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
+install(FILES ${AX_RELOC_OBJECT} DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
 
 # ---- CMake package -------------------------------------------------------------------
 set(AX_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/axmalloc)
@@ -63,7 +71,7 @@ write_basic_package_version_file(
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/axmalloc-config.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/axmalloc-config-version.cmake
-        DESTINATION ${AX_CMAKE_DIR})
+        DESTINATION ${AX_CMAKE_DIR} COMPONENT dev)
 
 # ---- pkg-config ------------------------------------------------------------------------
 # The prefix is only known at install time (cmake --install --prefix <p> overrides the
@@ -94,4 +102,49 @@ install(CODE "
                  @ONLY)
   file(INSTALL DESTINATION \"${AX_PC_DEST}\"
        TYPE FILE FILES \"\${ax_pc_dir}/axmalloc.pc\")
-")
+" COMPONENT dev)
+
+# ---- the axmalloc launcher ----------------------------------------------------------------
+# src/launcher/axmalloc.in: a shell script that sets LD_PRELOAD to the library by the full
+# path of its SONAME, <prefix>/<libdir>/libaxmalloc.so.0, and execs the program. Like the .pc
+# file it is configured at install time, so that the path names the prefix the tree is
+# installed into (cmake --install --prefix <p>, CPack's /usr), not the configured one.
+#
+# The build tree's copy, <build>/axmalloc, preloads the build tree's libaxmalloc.so.0 (the
+# tests run it: tests/t_launcher.sh). AXMALLOC_LIB=<path> overrides the library of either.
+set(AX_LAUNCHER_IN ${PROJECT_SOURCE_DIR}/src/launcher/axmalloc.in)
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(AX_LAUNCHER_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+else()
+  set(AX_LAUNCHER_LIBDIR "\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}")
+endif()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_BINDIR}")
+  set(AX_LAUNCHER_DEST "${CMAKE_INSTALL_BINDIR}")
+else()
+  set(AX_LAUNCHER_DEST "\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}")
+endif()
+install(CODE "
+  set(PROJECT_VERSION \"${PROJECT_VERSION}\")
+  set(AX_LAUNCHER_LIB \"${AX_LAUNCHER_LIBDIR}/${AX_SONAME}\")
+  string(SHA1 ax_launcher_key \"\${CMAKE_INSTALL_PREFIX}\")
+  set(ax_launcher_dir \"${CMAKE_CURRENT_BINARY_DIR}/ax-launcher/\${ax_launcher_key}\")
+  configure_file(\"${AX_LAUNCHER_IN}\" \"\${ax_launcher_dir}/axmalloc\" @ONLY)
+  file(INSTALL DESTINATION \"${AX_LAUNCHER_DEST}\"
+       TYPE PROGRAM FILES \"\${ax_launcher_dir}/axmalloc\")
+" COMPONENT runtime)
+
+# The build tree's copy: the library's path is a generator expression, so the template is
+# configured (version) and then generated (path).
+set(AX_LAUNCHER_LIB "$<TARGET_SONAME_FILE:axmalloc>")
+configure_file(${AX_LAUNCHER_IN} ${CMAKE_CURRENT_BINARY_DIR}/ax-launcher/axmalloc.build @ONLY)
+get_property(ax_multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+if(ax_multi_config)
+  set(AX_LAUNCHER_BUILD "${CMAKE_BINARY_DIR}/$<CONFIG>/axmalloc")
+else()
+  set(AX_LAUNCHER_BUILD "${CMAKE_BINARY_DIR}/axmalloc")
+endif()
+file(GENERATE OUTPUT ${AX_LAUNCHER_BUILD}
+  INPUT ${CMAKE_CURRENT_BINARY_DIR}/ax-launcher/axmalloc.build
+  FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+                   WORLD_READ WORLD_EXECUTE)
+unset(AX_LAUNCHER_LIB)
