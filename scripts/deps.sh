@@ -24,6 +24,9 @@ PKGS=(
   valgrind
   # the installed package's consumer test (tests/t_install.sh)
   pkgconf
+  # Debian packages (cpack -G DEB, tests/t_package.sh): dpkg-shlibdeps and dpkg-architecture
+  # (dpkg-dev), file (CPack's shared-object detection for Depends and shlibs)
+  dpkg-dev file
   # fuzzing (scripts/fuzz.sh): clang and its libFuzzer runtime
   clang libclang-rt-14-dev
   # the format stage of scripts/test.sh (.clang-format on every C and C++ file)

@@ -6,7 +6,9 @@
 # Stages (each runs even when an earlier one failed; the script exits non-zero if any did):
 #   format              every C and C++ file in the repository as .clang-format wants it
 #                       (clang-format --dry-run --Werror)
-#   native              build/               Release, ctest -j2
+#   native              build/               Release, ctest -j2; as root this includes t_package,
+#                       which builds the Debian packages (cpack -G DEB), installs them on this
+#                       machine, uses them and purges them again (skipped when not root)
 #   native/force-mt     the same build with AXMALLOC_FORCE_MT=1 (atomics while single-threaded)
 #   native/isa=<k>      ... with AXMALLOC_FORCE_ISA=<k> for each x86 bulk kernel
 #   native/page=<n>     ... with AXMALLOC_PAGE_SIZE=16384 and 65536
@@ -61,8 +63,9 @@ read -r -a QEMU_CPUS <<<"${AX_QEMU_CPUS:-max cortex-a57}"
 read -r -a EXTRA_CMAKE_ARGS <<<"${AX_CMAKE_ARGS:-}"
 NATIVE_TIMEOUT=${AX_TEST_TIMEOUT:-300}
 QEMU_TIMEOUT=${AX_QEMU_TEST_TIMEOUT:-900}
-# host programs, installs, link recipes, instruction budgets: the same on every variant
-VARIANT_EXCLUDE="t_preload|t_progs|t_budget|t_install|t_linkorder|t_cxx_weakrefs|t_static_pie_kind|fuzz_replay.plants"
+# host programs, installs, packages, the launcher, link recipes, instruction budgets: the same
+# on every variant (t_package installs system-wide: once per run is enough)
+VARIANT_EXCLUDE="t_preload|t_progs|t_budget|t_install|t_package|t_launcher|t_linkorder|t_cxx_weakrefs|t_static_pie_kind|fuzz_replay.plants"
 
 total_pass=0 total_fail=0 total_skip=0 any_failed=0 stage_t0=
 summary=()
