@@ -79,7 +79,8 @@ fi
 ls "$tmp"/exit.*.final.heap >/dev/null 2>&1 || fail "no profile at exit (exit.<pid>.final.heap)"
 
 # ---- the leak report ------------------------------------------------------------------------
-AXMALLOC_PROF_LEAKS=1 AXMALLOC_PROF_SAMPLE=4096 AXMALLOC_PROF_FILE="$tmp/lk" run leak 2>"$tmp/leak.err"
+AXMALLOC_PROF_LEAKS=1 AXMALLOC_PROF_SAMPLE=4096 AXMALLOC_PROF_FILE="$tmp/lk" run leak 2>"$tmp/leak.err" ||
+  fail "t_prof leak exited $?"
 cat "$tmp/leak.err"
 grep -qE '^axmalloc: leak summary: ~[0-9]+ bytes in ~[0-9]+ objects from [0-9]+ stacks' "$tmp/leak.err" ||
   fail "no leak summary on stderr"

@@ -46,13 +46,14 @@ static inline void *malloc_common(ax_heap_t *heap, size_t size, bool zero) {
  * a block of its own; any other gets its block as usual, and the fast path a new grant of
  * its class's blocks (page.c). Never with checked mode or tagging. */
 static AX_NOINLINE AX_API void *malloc_profiled(ax_heap_t *heap, size_t size, bool zero) {
-  if (size <= AX_LARGE_MAX && axi_prof_take(heap, size))
-    return axi_prof_sampled(heap, size, zero);
+  void *p;
+  if (size <= AX_LARGE_MAX && axi_prof_take(heap, size) && (p = axi_prof_sampled(heap, size, zero)))
+    return p; /* (else it goes unsampled: the profile must not fail an allocation) */
   unsigned c = size <= AX_DIRECT_MAX ? axi_class_of(size) : 0;
   bool own = heap != &axi_heap_empty; /* (shared by the threads without a heap: not written) */
   if (own)
     heap->prof.serving = (uint8_t)c;
-  void *p = malloc_common(heap, size, zero);
+  p = malloc_common(heap, size, zero);
   if (own)
     heap->prof.serving = 0;
   if (size > AX_LARGE_MAX && p)
@@ -176,6 +177,8 @@ static size_t usable_size(const char *fn, const void *p) {
   axi_segment_validate(seg);
   if (axi_checked)
     return axi_check_usable(seg, axi_page_of(seg, p), p);
+  if (seg->prof_slots) /* a sampled block (prof.c) */
+    return axi_prof_slot_size(fn, seg, p);
   if (seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area)
     return seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
   axi_bad_pointer(fn, seg, p);
@@ -218,16 +221,18 @@ static AX_NOINLINE AX_API void *realloc_irregular(ax_segment_t *seg, void *p, si
   ax_page_t *page = axi_page_of(seg, p);
   if (axi_checked)
     return axi_check_realloc(seg, page, p, n);
-  if (!(seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area))
+  bool slot = seg->prof_slots; /* a sampled block (prof.c): moves as a small block does */
+  if (!slot && !(seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area))
     axi_bad_pointer("realloc", seg, p);
-  size_t old = seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
+  size_t old = slot ? axi_prof_slot_size("realloc", seg, p)
+                    : seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
   if (ax_unlikely(n > PTRDIFF_MAX)) {
     errno = ENOMEM;
     return NULL;
   }
   if (n <= old && n >= old / 2)
     return p;
-  if (n > AX_LARGE_MAX) {
+  if (n > AX_LARGE_MAX && !slot) {
     axi_page_purge_tick(axi_tls_heap); /* (the empty heap has nothing due) */
     void *q = axi_huge_realloc(seg, p, n);
     if (q && ax_unlikely(axi_prof_on))

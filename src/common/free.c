@@ -45,6 +45,8 @@ static AX_NOINLINE void free_irregular(void *p, const char *fn) {
   ax_page_t *page = axi_page_of(seg, p);
   if (axi_checked)
     return axi_check_free(fn, seg, page, p);
+  if (ax_unlikely(seg->prof_slots)) /* a sampled block (prof.c) */
+    return axi_prof_slot_free(fn, seg, p);
   if (seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area) {
     if (ax_unlikely(seg->prof != NULL)) /* a sampled block (prof.c) */
       axi_prof_release(seg);

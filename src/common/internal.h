@@ -202,6 +202,7 @@ typedef struct ax_segment {
   uint8_t kind;
   uint8_t page_shift;
   uint16_t npages;
+  uint8_t prof_slots; /* a huge-kind segment of the profiler's sampled blocks (prof.c) */
   ax_page_t pages[] __attribute__((aligned(128)));
 } ax_segment_t;
 
@@ -615,6 +616,8 @@ AXI_HIDDEN bool axi_prof_take(ax_heap_t *heap, size_t size);
 AXI_HIDDEN void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero);
 AXI_HIDDEN void axi_prof_huge(void *p, size_t size);
 AXI_HIDDEN void axi_prof_release(ax_segment_t *seg);
+AXI_HIDDEN void axi_prof_slot_free(const char *fn, ax_segment_t *seg, void *p);
+AXI_HIDDEN size_t axi_prof_slot_size(const char *fn, ax_segment_t *seg, const void *p);
 AXI_HIDDEN void axi_prof_fork_prepare(void);
 AXI_HIDDEN void axi_prof_fork_release(void);
 /* page.c's profiling grants: the fast path's lists cut to what may go before a sample */

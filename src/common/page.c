@@ -632,33 +632,50 @@ void axi_page_prof_settle(ax_heap_t *heap, unsigned c) {
   heap->prof.grant_page[c] = NULL;
 }
 
-/* Give the fast path class c's current page with at most left blocks on its free list.
- * The walk stops at left + 1 blocks; a cut walks the rest once, to its tail. */
+/* Blocks on page's free list. Every block carved and not live is on free or local_free
+ * (remote frees stay live until collected), so with local_free empty, which it is after a
+ * refill, the count needs no walk; otherwise walk free, up to max + 1 blocks. */
+static uint64_t prof_free_count(const ax_page_t *page, uint64_t max) {
+  if (!page->local_free)
+    return page->capacity - axi_page_live(page);
+  uint64_t n = 0;
+  for (const ax_block_t *b = page->free; b && n <= max; n++)
+    b = axi_link(page, b);
+  return n;
+}
+
+/* Give the fast path class c's current page with at most left blocks on its free list. The
+ * walk is left blocks long when the list is longer (to cut it), none when local_free is empty
+ * and the list is short enough (the common refill). */
 void axi_page_prof_grant(ax_heap_t *heap, unsigned c) {
   heap->prof.grant_page[c] = NULL;
   ax_page_t *page = heap->current[c];
   if (!heap->prof.started || !prof_direct(c) || page == &axi_page_empty || c == heap->prof.serving)
     return;
-  uint64_t left = heap->prof.left[c];
-  uint32_t n = 0;
-  ax_block_t *b = page->free, *last = NULL;
-  for (; b && n < left; n++)
-    last = b, b = axi_link(page, b);
-  if (b) { /* more than left: the rest waits on local_free */
+  uint64_t left = heap->prof.left[c], n = page->free ? prof_free_count(page, left) : 0;
+  if (n > left) { /* the blocks past left wait on local_free */
+    ax_block_t *last = NULL, *rest = page->free;
+    for (uint64_t i = 0; i < left; i++)
+      last = rest, rest = axi_link(page, rest);
     if (last)
       axi_set_link(page, last, NULL);
     else
       page->free = NULL;
-    ax_block_t *tail = b;
     uint32_t moved = 1;
-    for (ax_block_t *next; (next = axi_link(page, tail)); tail = next)
-      moved++;
-    axi_set_link(page, tail, page->local_free);
-    page->local_free = b;
+    ax_block_t *tail = rest;
+    if (page->local_free) { /* (empty after most refills: no walk) */
+      for (ax_block_t *next; (next = axi_link(page, tail)); tail = next)
+        moved++;
+      axi_set_link(page, tail, page->local_free);
+    } else {
+      moved = (uint32_t)(n - left);
+    }
+    page->local_free = rest;
     page->refill = page->refill > moved ? page->refill - moved : 0; /* (statistics) */
+    n = left;
   }
   heap->prof.grant_page[c] = page;
-  heap->prof.granted[c] = n;
+  heap->prof.granted[c] = (uint32_t)n;
 }
 
 /* Around heap-wide walks that lengthen free lists (trim, a refused mapping). */

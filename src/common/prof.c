@@ -22,10 +22,16 @@
 #include <string.h>
 #include <unwind.h>
 
+#include "bulk.h"
 #include "prof.h"
 
 bool axi_prof_on;
 ax_prof_state_t axi_prof;
+/* Constructors run: libgcc's unwinder can walk stacks. A static program's libc allocates
+ * while it starts up, before the unwinder can find a frame's tables (it aborts there): nothing
+ * is sampled before this, and those few allocations are not in the profile. */
+static bool ready;
+__attribute__((constructor)) static void prof_ready(void) { ready = true; }
 
 /* ---- random intervals ----------------------------------------------------------------- */
 
@@ -91,7 +97,7 @@ static void start(ax_heap_t *heap) {
  * axi_prof_sampled); false: allocate as usual, then axi_page_prof_grant. */
 AX_API bool axi_prof_take(ax_heap_t *heap, size_t size) {
   ax_prof_heap_t *ph = &heap->prof;
-  if (heap == &axi_heap_empty || ph->busy)
+  if (heap == &axi_heap_empty || ph->busy || !ready)
     return false;
   if (!ph->started)
     start(heap);
@@ -148,6 +154,12 @@ static AX_API AX_NOINLINE unsigned capture(uintptr_t pc[AX_PROF_OURS + AX_PROF_D
   return first;
 }
 
+/* A slot of the sampled blocks (below). */
+typedef struct ax_slot {
+  struct ax_prof_bucket *bucket; /* NULL: a sample whose bucket could not be made */
+  uint32_t size;                 /* 0: free */
+} ax_slot_t;
+
 /* ---- buckets ------------------------------------------------------------------------------ */
 
 static char *arena_at, *arena_end; /* bucket memory, under the lock */
@@ -198,8 +210,10 @@ static ax_prof_bucket_t *bucket_get(const uintptr_t *pc, unsigned depth, size_t 
   return b;
 }
 
-/* The huge block of seg is a sample of size bytes: its stack goes to the profile. */
-static AX_API AX_NOINLINE void record(ax_heap_t *heap, ax_segment_t *seg, size_t size) {
+/* A sample of size bytes: the huge block of seg, or the block of slot. Its stack goes to the
+ * profile, and the block names its bucket. */
+static AX_API AX_NOINLINE void record(ax_heap_t *heap, ax_segment_t *seg, ax_slot_t *slot,
+                                      size_t size) {
   uintptr_t pc[AX_PROF_OURS + AX_PROF_DEPTH];
   unsigned depth;
   heap->prof.busy = true; /* the unwinder's first call may look things up, even allocate */
@@ -209,23 +223,139 @@ static AX_API AX_NOINLINE void record(ax_heap_t *heap, ax_segment_t *seg, size_t
   ax_prof_bucket_t *b = bucket_get(pc + first, depth, size);
   if (b)
     ax_atomic_fetch_add_relaxed(&b->allocs, 1);
-  seg->prof = b;
+  if (seg)
+    seg->prof = b;
+  else
+    slot->bucket = b;
   axi_unlock(&axi_prof.lock);
   axi_prof_after_unlock();
 }
 
 /* ---- sampled blocks ---------------------------------------------------------------------- */
 
-/* The sampled allocation of size bytes (axi_prof_take said so): a huge block of its class's
- * size, aligned as the class's blocks are (aligned_alloc picks classes by their alignment;
- * the pages of classes past 8 KiB give up to 64 KiB). post: the block, or NULL (ENOMEM). */
+/* Sampled blocks of up to 64 KiB live in slots: 64 KiB each, aligned to that (as much as any
+ * such class's blocks are), 63 to a segment of the huge kind whose first slot holds the slot
+ * table. free() and realloc() find them there through prof_slots; no page map entry names
+ * them, so the fast paths never do. Each sample would otherwise map a huge block of its
+ * own: a system call, a page fault and a mapping of its own for every live one (t_prof at a
+ * 32 KiB interval spent 40% of its time mapping them), and the mappings of a large heap's
+ * samples could pass the kernel's limit. Segments stay for good, their free slots on a
+ * list; all under the profile's lock (a sample is rare). */
+#define AX_SLOT_SHIFT 16
+#define AX_SLOTS ((unsigned)(AX_SEGMENT_SIZE >> AX_SLOT_SHIFT))
+#define AX_SLOT_MAX ((size_t)1 << AX_SLOT_SHIFT)
+
+typedef struct ax_slot_table {
+  uint64_t free_mask; /* slots 1.. that are free */
+  ax_segment_t *next_with_free;
+  ax_slot_t slot[AX_SLOTS];
+} ax_slot_table_t;
+_Static_assert(AX_HUGE_OFFSET + sizeof(ax_slot_table_t) <= AX_SLOT_MAX, "slot 0 holds the table");
+
+static ax_segment_t *slots_with_free; /* segments with a free slot, under the lock */
+
+static ax_slot_table_t *slot_table(ax_segment_t *seg) {
+  return (ax_slot_table_t *)((char *)seg + AX_HUGE_OFFSET);
+}
+
+/* A new slot segment: a huge-kind header whose block (at AX_HUGE_OFFSET, never handed out)
+ * is the slot table. pre: the lock is held. */
+static ax_segment_t *slots_map(void) {
+  ax_segment_t *seg = axi_segment_map(AX_KIND_HUGE, AX_SEGMENT_SIZE, AX_SEGMENT_SIZE, 0);
+  if (!seg)
+    return NULL;
+  seg->page_shift = AX_HUGE_PAGE_SHIFT;
+  seg->npages = 1;
+  seg->used_pages = 1;
+  seg->prof_slots = 1;
+  seg->pages[0].in_use = 1;
+  seg->pages[0].area = (uintptr_t)slot_table(seg);
+  ax_slot_table_t *t = slot_table(seg);
+  t->free_mask = ~(uint64_t)1 >> (64 - AX_SLOTS); /* slots 1 .. AX_SLOTS - 1 */
+  t->next_with_free = slots_with_free;
+  slots_with_free = seg;
+  return seg;
+}
+
+/* post: a free slot (marked in use, size bytes), or NULL. pre: the lock is held. */
+static void *slot_take(size_t size) {
+  ax_segment_t *seg = slots_with_free ? slots_with_free : slots_map();
+  if (!seg)
+    return NULL;
+  ax_slot_table_t *t = slot_table(seg);
+  unsigned i = (unsigned)__builtin_ctzll(t->free_mask);
+  t->free_mask &= t->free_mask - 1;
+  if (!t->free_mask)
+    slots_with_free = t->next_with_free;
+  t->slot[i].size = (uint32_t)size;
+  t->slot[i].bucket = NULL;
+  return (char *)seg + ((size_t)i << AX_SLOT_SHIFT);
+}
+
+/* p's slot in seg, which must be a sampled block in use: anything else is reported. */
+static ax_slot_t *slot_of(const char *fn, ax_segment_t *seg, const void *p) {
+  uintptr_t off = (uintptr_t)p - (uintptr_t)seg;
+  unsigned i = (unsigned)(off >> AX_SLOT_SHIFT);
+  ax_slot_t *slot = &slot_table(seg)->slot[i];
+  if ((off & (AX_SLOT_MAX - 1)) || i == 0 || i >= AX_SLOTS)
+    axi_invalid_free(fn, p);
+  if (slot->size == 0)
+    axi_fatal("axmalloc: %s(): double free %p\n", fn, p);
+  return slot;
+}
+
+/* free() of a block in a slot segment: it leaves the profile, its slot is free again. */
+void axi_prof_slot_free(const char *fn, ax_segment_t *seg, void *p) {
+  axi_lock(&axi_prof.lock);
+  ax_slot_t *slot = slot_of(fn, seg, p);
+  AX_TRACK_FREE(p);
+  if (slot->bucket)
+    ax_atomic_fetch_add_relaxed(&slot->bucket->frees, 1);
+  axi_stat_add(&axi_stats.in_use, NULL, -(intptr_t)slot->size);
+  slot->size = 0;
+  ax_slot_table_t *t = slot_table(seg);
+  if (!t->free_mask) {
+    t->next_with_free = slots_with_free;
+    slots_with_free = seg;
+  }
+  t->free_mask |= (uint64_t)1 << (((uintptr_t)p - (uintptr_t)seg) >> AX_SLOT_SHIFT);
+  axi_unlock(&axi_prof.lock);
+  axi_prof_after_unlock();
+}
+
+/* malloc_usable_size and realloc of a block in a slot segment: its class size. */
+size_t axi_prof_slot_size(const char *fn, ax_segment_t *seg, const void *p) {
+  axi_lock(&axi_prof.lock);
+  size_t size = slot_of(fn, seg, p)->size;
+  axi_unlock(&axi_prof.lock);
+  return size;
+}
+
+/* The sampled allocation of size bytes (axi_prof_take said so): a block of its class's size
+ * in a slot, or above 64 KiB a huge block, aligned as the class's blocks are (aligned_alloc
+ * picks classes by their alignment; the pages of classes past 8 KiB give up to 64 KiB).
+ * post: the block, or NULL (ENOMEM). */
 AX_API void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero) {
   size_t bsize = axi_class_size(axi_class_of(size));
-  size_t align = bsize & -bsize;
-  align = align < AX_OTHER_META ? align : AX_OTHER_META;
-  void *p = axi_heap_huge_alloc(heap, bsize, align, zero);
-  if (p)
-    record(heap, axi_huge_segment_of(p), bsize);
+  if (bsize > AX_SLOT_MAX) {
+    size_t align = bsize & -bsize;
+    void *p = axi_heap_huge_alloc(heap, bsize, align < AX_OTHER_META ? align : AX_OTHER_META, zero);
+    if (p)
+      record(heap, axi_huge_segment_of(p), NULL, bsize);
+    return p;
+  }
+  axi_lock(&axi_prof.lock);
+  void *p = slot_take(bsize);
+  axi_unlock(&axi_prof.lock);
+  if (!p)
+    return NULL;
+  axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak, (intptr_t)bsize);
+  AX_TRACK_MALLOC(p, bsize, 0);
+  if (zero)
+    axi_bulk_zero(p, bsize);
+  ax_segment_t *seg = axi_segment_of(p);
+  record(heap, NULL, &slot_table(seg)->slot[((uintptr_t)p - (uintptr_t)seg) >> AX_SLOT_SHIFT],
+         bsize);
   return p;
 }
 
@@ -238,7 +368,7 @@ AX_API void axi_prof_huge(void *p, size_t size) {
     axi_prof_release(seg);
   ax_heap_t *heap = axi_tls_heap;
   ax_prof_heap_t *ph = &heap->prof;
-  if (heap == &axi_heap_empty || ph->busy)
+  if (heap == &axi_heap_empty || ph->busy || !ready)
     return;
   if (!ph->started)
     start(heap);
@@ -248,7 +378,7 @@ AX_API void axi_prof_huge(void *p, size_t size) {
   }
   double h = interval(ph);
   ph->huge_left = h >= 1.8e19 ? UINT64_MAX : (uint64_t)h;
-  record(heap, seg, size);
+  record(heap, seg, NULL, size);
 }
 
 /* free() (or realloc) of a sampled block: it leaves the in-use profile. Any thread. */
