@@ -47,8 +47,12 @@ static inline void *malloc_common(ax_heap_t *heap, size_t size, bool zero) {
  * its class's blocks (page.c). Never with checked mode or tagging. */
 static AX_NOINLINE AX_API void *malloc_profiled(ax_heap_t *heap, size_t size, bool zero) {
   void *p;
-  if (size <= AX_LARGE_MAX && axi_prof_take(heap, size) && (p = axi_prof_sampled(heap, size, zero)))
-    return p; /* (else it goes unsampled: the profile must not fail an allocation) */
+  if (size <= AX_LARGE_MAX && axi_prof_take(heap, size)) {
+    ax_prof_stack_t st;
+    axi_prof_capture(heap, &st);
+    if ((p = axi_prof_sampled(heap, size, zero, &st)))
+      return p; /* (else it goes unsampled: the profile must not fail an allocation) */
+  }
   unsigned c = size <= AX_DIRECT_MAX ? axi_class_of(size) : 0;
   bool own = heap != &axi_heap_empty; /* (shared by the threads without a heap: not written) */
   if (own)
@@ -56,8 +60,11 @@ static AX_NOINLINE AX_API void *malloc_profiled(ax_heap_t *heap, size_t size, bo
   p = malloc_common(heap, size, zero);
   if (own)
     heap->prof.serving = 0;
-  if (size > AX_LARGE_MAX && p)
-    axi_prof_huge(p, size);
+  if (size > AX_LARGE_MAX && p && axi_prof_huge_due(axi_tls_heap, p, size)) {
+    ax_prof_stack_t st;
+    axi_prof_capture(axi_tls_heap, &st);
+    axi_prof_huge_record(p, size, &st);
+  }
   if (c)
     axi_page_prof_grant(axi_tls_heap, c); /* (the heap may be new) */
   return p;

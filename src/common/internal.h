@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unwind.h> /* (the heap profiler's stack walk: libgcc) */
 
 #include "arch.h"
 #include "atomic.h"
@@ -609,11 +610,32 @@ AXI_HIDDEN void *axi_mte_tag(void *b);
 AXI_HIDDEN void *axi_mte_release(const char *fn, void *p, bool keep);
 AXI_HIDDEN bool axi_mte_map(void *seg, size_t size);
 /* prof.c and prof_dump.c: the sampling heap profiler (contracts there) */
+#define AX_PROF_OURS 32  /* our frames come first: looked for among this many */
+#define AX_PROF_DEPTH 64 /* frames kept per stack, the caller of malloc first */
+typedef struct ax_prof_stack {
+  unsigned n;
+  uintptr_t pc[AX_PROF_OURS + AX_PROF_DEPTH]; /* return addresses, ours first */
+} ax_prof_stack_t;
+AXI_HIDDEN _Unwind_Reason_Code axi_prof_walk_frame(struct _Unwind_Context *ctx, void *arg);
+/* The stack of a sampled allocation, by libgcc's unwinder (the tables every Debian binary
+ * has; -O2 code keeps no frame pointers). Inline, so that the walk starts in the frame of the
+ * malloc path that decided to sample, not in frames of the profiler's own: each frame costs
+ * the unwinder about 1,500 instructions. pre: heap is the thread's own (not the empty one). */
+static inline __attribute__((always_inline)) void axi_prof_capture(ax_heap_t *heap,
+                                                                   ax_prof_stack_t *st) {
+  st->n = 0;
+  heap->prof.busy = true; /* the unwinder's first call may look things up, even allocate */
+  _Unwind_Backtrace(axi_prof_walk_frame, st);
+  heap->prof.busy = false;
+}
 AXI_HIDDEN void axi_prof_init(void);
 AXI_HIDDEN uint64_t axi_prof_rate(void);
 AXI_HIDDEN const char *axi_prof_prefix(void);
 AXI_HIDDEN bool axi_prof_take(ax_heap_t *heap, size_t size);
-AXI_HIDDEN void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero);
+AXI_HIDDEN void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero,
+                                  const ax_prof_stack_t *st);
+AXI_HIDDEN bool axi_prof_huge_due(ax_heap_t *heap, void *p, size_t size);
+AXI_HIDDEN void axi_prof_huge_record(void *p, size_t size, const ax_prof_stack_t *st);
 AXI_HIDDEN void axi_prof_huge(void *p, size_t size);
 AXI_HIDDEN void axi_prof_release(ax_segment_t *seg);
 AXI_HIDDEN void axi_prof_slot_free(const char *fn, ax_segment_t *seg, void *p);

@@ -122,34 +122,23 @@ static bool in_api(uintptr_t ret) { /* a return address: one past its call */
   return ret > (uintptr_t)__start_axmalloc_api && ret <= (uintptr_t)__stop_axmalloc_api;
 }
 
-#define AX_PROF_OURS 32 /* our frames come first: looked for among this many */
-
-typedef struct walk {
-  uintptr_t *pc;
-  unsigned n, max;
-} walk_t;
-
-static _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void *arg) {
-  walk_t *w = arg;
+_Unwind_Reason_Code axi_prof_walk_frame(struct _Unwind_Context *ctx, void *arg) {
+  ax_prof_stack_t *st = arg;
   uintptr_t pc = _Unwind_GetIP(ctx);
   if (pc == 0)
     return _URC_END_OF_STACK;
-  w->pc[w->n++] = pc;
-  return w->n == w->max ? _URC_END_OF_STACK : _URC_NO_REASON;
+  st->pc[st->n++] = pc;
+  return st->n == AX_PROF_OURS + AX_PROF_DEPTH ? _URC_END_OF_STACK : _URC_NO_REASON;
 }
 
-/* The caller's stack, from libgcc's unwinder (the tables every Debian binary has: frame
- * pointers are not kept by -O2 code), less our own frames: everything up to the last return
- * into the allocator's entry points. post: the first frame's index in pc[]; *depth frames. */
-static AX_API AX_NOINLINE unsigned capture(uintptr_t pc[AX_PROF_OURS + AX_PROF_DEPTH],
-                                           unsigned *depth) {
-  walk_t w = {pc, 0, AX_PROF_OURS + AX_PROF_DEPTH};
-  _Unwind_Backtrace(walk_frame, &w);
-  unsigned first = w.n ? 1 : 0; /* (frame 0 is this function) */
-  for (unsigned i = 0; i < w.n && i < AX_PROF_OURS; i++)
-    if (in_api(pc[i]))
+/* The program's part of a stack axi_prof_capture took: everything after the last return into
+ * the allocator's entry points. post: its first frame's index; *depth frames. */
+static unsigned program_frames(const ax_prof_stack_t *st, unsigned *depth) {
+  unsigned first = 0;
+  for (unsigned i = 0; i < st->n && i < AX_PROF_OURS; i++)
+    if (in_api(st->pc[i]))
       first = i + 1;
-  unsigned d = w.n - first;
+  unsigned d = st->n - first;
   *depth = d < AX_PROF_DEPTH ? d : AX_PROF_DEPTH;
   return first;
 }
@@ -210,17 +199,12 @@ static ax_prof_bucket_t *bucket_get(const uintptr_t *pc, unsigned depth, size_t 
   return b;
 }
 
-/* A sample of size bytes: the huge block of seg, or the block of slot. Its stack goes to the
- * profile, and the block names its bucket. */
-static AX_API AX_NOINLINE void record(ax_heap_t *heap, ax_segment_t *seg, ax_slot_t *slot,
-                                      size_t size) {
-  uintptr_t pc[AX_PROF_OURS + AX_PROF_DEPTH];
-  unsigned depth;
-  heap->prof.busy = true; /* the unwinder's first call may look things up, even allocate */
-  unsigned first = capture(pc, &depth);
-  heap->prof.busy = false;
+/* A sample of size bytes, taken at st: the huge block of seg, or the block of slot. Its
+ * stack goes to the profile, and the block names its bucket. */
+static void record(const ax_prof_stack_t *st, ax_segment_t *seg, ax_slot_t *slot, size_t size) {
+  unsigned depth, first = program_frames(st, &depth);
   axi_lock(&axi_prof.lock);
-  ax_prof_bucket_t *b = bucket_get(pc + first, depth, size);
+  ax_prof_bucket_t *b = bucket_get(st->pc + first, depth, size);
   if (b)
     ax_atomic_fetch_add_relaxed(&b->allocs, 1);
   if (seg)
@@ -335,13 +319,13 @@ size_t axi_prof_slot_size(const char *fn, ax_segment_t *seg, const void *p) {
  * in a slot, or above 64 KiB a huge block, aligned as the class's blocks are (aligned_alloc
  * picks classes by their alignment; the pages of classes past 8 KiB give up to 64 KiB).
  * post: the block, or NULL (ENOMEM). */
-AX_API void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero) {
+void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero, const ax_prof_stack_t *st) {
   size_t bsize = axi_class_size(axi_class_of(size));
   if (bsize > AX_SLOT_MAX) {
     size_t align = bsize & -bsize;
     void *p = axi_heap_huge_alloc(heap, bsize, align < AX_OTHER_META ? align : AX_OTHER_META, zero);
     if (p)
-      record(heap, axi_huge_segment_of(p), NULL, bsize);
+      record(st, axi_huge_segment_of(p), NULL, bsize);
     return p;
   }
   axi_lock(&axi_prof.lock);
@@ -354,31 +338,45 @@ AX_API void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero) {
   if (zero)
     axi_bulk_zero(p, bsize);
   ax_segment_t *seg = axi_segment_of(p);
-  record(heap, NULL, &slot_table(seg)->slot[((uintptr_t)p - (uintptr_t)seg) >> AX_SLOT_SHIFT],
-         bsize);
+  record(st, NULL, &slot_table(seg)->slot[((uintptr_t)p - (uintptr_t)seg) >> AX_SLOT_SHIFT], bsize);
   return p;
 }
 
 /* A huge block of size bytes was just allocated, or resized by realloc (a new allocation, as
- * tcmalloc counts it): it leaves the profile if it was in it, and is sampled with the huge
- * blocks' own interval. pre: p is a huge block's start. */
-AX_API void axi_prof_huge(void *p, size_t size) {
+ * tcmalloc counts it): it leaves the profile if it was in it, and the huge blocks' own
+ * interval decides whether it is sampled. pre: p is a huge block's start. post: true: take
+ * the stack and call axi_prof_huge_record. */
+bool axi_prof_huge_due(ax_heap_t *heap, void *p, size_t size) {
   ax_segment_t *seg = axi_huge_segment_of(p);
   if (seg->prof)
     axi_prof_release(seg);
-  ax_heap_t *heap = axi_tls_heap;
   ax_prof_heap_t *ph = &heap->prof;
   if (heap == &axi_heap_empty || ph->busy || !ready)
-    return;
+    return false;
   if (!ph->started)
     start(heap);
   if (size < ph->huge_left) {
     ph->huge_left -= size;
-    return;
+    return false;
   }
   double h = interval(ph);
   ph->huge_left = h >= 1.8e19 ? UINT64_MAX : (uint64_t)h;
-  record(heap, seg, NULL, size);
+  return true;
+}
+
+void axi_prof_huge_record(void *p, size_t size, const ax_prof_stack_t *st) {
+  record(st, axi_huge_segment_of(p), NULL, size);
+}
+
+/* The same for the callers that do not take the stack themselves (realloc, aligned_alloc: one
+ * frame more to walk). */
+AX_API AX_NOINLINE void axi_prof_huge(void *p, size_t size) {
+  ax_heap_t *heap = axi_tls_heap;
+  if (axi_prof_huge_due(heap, p, size)) {
+    ax_prof_stack_t st;
+    axi_prof_capture(heap, &st);
+    axi_prof_huge_record(p, size, &st);
+  }
 }
 
 /* free() (or realloc) of a sampled block: it leaves the in-use profile. Any thread. */

@@ -5,8 +5,6 @@
 
 #include "internal.h"
 
-#define AX_PROF_DEPTH 64 /* frames kept per stack, the caller of malloc first */
-
 /* A stack and a block size, with the samples taken there. Never freed (a profile of a long
  * run names each stack once); allocs and frees only grow. */
 typedef struct ax_prof_bucket {
