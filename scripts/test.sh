@@ -66,6 +66,9 @@ QEMU_TIMEOUT=${AX_QEMU_TEST_TIMEOUT:-900}
 # host programs, installs, packages, the launcher, link recipes, instruction budgets: the same
 # on every variant (t_package installs system-wide: once per run is enough)
 VARIANT_EXCLUDE="t_preload|t_progs|t_budget|t_install|t_package|t_launcher|t_linkorder|t_cxx_weakrefs|t_static_pie_kind|fuzz_replay.plants"
+# ... and under qemu also the heap profiler's test (t_prof, t_prof_static: 30-40 s each there,
+# google-pprof included), which the first aarch64 pass runs
+QEMU_VARIANT_EXCLUDE="t_prof"
 
 total_pass=0 total_fail=0 total_skip=0 any_failed=0 stage_t0=
 summary=()
@@ -231,7 +234,8 @@ cross_stage() {
         if [[ $p == EXCLUDE=* ]]; then more=${p#EXCLUDE=}; else envs+=("$p"); fi
       done
       excl=()
-      [[ $first == 1 && $mode == runtime ]] || excl=(-- -E "$VARIANT_EXCLUDE${more:+|$more}")
+      [[ $first == 1 && $mode == runtime ]] ||
+        excl=(-- -E "$VARIANT_EXCLUDE|$QEMU_VARIANT_EXCLUDE${more:+|$more}")
       first=0
       run_ctest "aarch64-$mode/${run%%,EXCLUDE=*}" "$dir" "$QEMU_TIMEOUT" "QEMU_CPU=$cpu" "${envs[@]}" "${excl[@]}"
     done

@@ -60,7 +60,7 @@ quiet() {
 # ---- 1. install -----------------------------------------------------------------------
 quiet install.log "$cmake" --install "$build" --prefix "$P" || {
   echo "t_install: cmake --install failed"; exit 1; }
-expect=$(printf '%s\n' "$includedir/axmalloc.h" "$libdir/axmalloc.o" \
+expect=$(printf '%s\n' bin/axmalloc "$includedir/axmalloc.h" "$libdir/axmalloc.o" \
   "$libdir/cmake/axmalloc/axmalloc-config-version.cmake" \
   "$libdir/cmake/axmalloc/axmalloc-config.cmake" "$libdir/libaxmalloc.a" \
   "$libdir/libaxmalloc.so" "$libdir/libaxmalloc.so.0" "$libdir/libaxmalloc.so.$version" \
@@ -76,11 +76,17 @@ if command -v readelf >/dev/null; then
   readelf -h "$L/axmalloc.o" | grep -q 'Type:.*REL' || fail "axmalloc.o is not relocatable"
 fi
 grep -qxF "prefix=$P" "$L/pkgconfig/axmalloc.pc" || fail "axmalloc.pc does not say prefix=$P"
+# The launcher, written at install time, preloads the library of this prefix.
+[ -x "$P/bin/axmalloc" ] || fail "bin/axmalloc is not executable"
+grep -qxF "ax_default_lib='$L/libaxmalloc.so.0'" "$P/bin/axmalloc" ||
+  fail "bin/axmalloc does not preload $L/libaxmalloc.so.0: $(grep '^ax_default_lib=' "$P/bin/axmalloc")"
 # A staged install for a package: files under DESTDIR, the .pc naming the real prefix.
 if quiet destdir.log env DESTDIR="$W/stage" "$cmake" --install "$build" --prefix /usr; then
   grep -qx "prefix=/usr" "$W/stage/usr/$libdir/pkgconfig/axmalloc.pc" 2>/dev/null ||
     fail "DESTDIR install: no $W/stage/usr/$libdir/pkgconfig/axmalloc.pc with prefix=/usr"
   [ -f "$W/stage/usr/$includedir/axmalloc.h" ] || fail "DESTDIR install: no axmalloc.h"
+  grep -qxF "ax_default_lib='/usr/$libdir/libaxmalloc.so.0'" "$W/stage/usr/bin/axmalloc" 2>/dev/null ||
+    fail "DESTDIR install: no $W/stage/usr/bin/axmalloc preloading /usr/$libdir/libaxmalloc.so.0"
 else
   fail "DESTDIR=$W/stage cmake --install --prefix /usr"
 fi
