@@ -107,7 +107,6 @@ static void fork_prepare(void) {
   axi_lock_for_fork(&pool_lock);
   axi_segment_fork_prepare();
   axi_huge_fork_prepare();
-  axi_prof_fork_prepare();
   AX_HOOK(AX_HOOK_FORK_PREPARED, NULL);
 }
 
@@ -117,7 +116,6 @@ static void fork_release(void) {
     return;
   }
   AX_HOOK(AX_HOOK_FORK_RELEASING, NULL);
-  axi_prof_fork_release();
   axi_huge_fork_release();
   axi_segment_fork_release();
   axi_unlock_after_fork(&pool_lock);
@@ -126,6 +124,7 @@ static void fork_release(void) {
 }
 
 static void fork_child(void) {
+  axi_prof_fork_child(); /* (its lock is not taken for a fork: see there) */
   if (fork_parent_mt)
     axi_forked = true; /* our thread_free lists may hold what the parent's threads pushed */
   fork_release();

@@ -640,8 +640,7 @@ AXI_HIDDEN void axi_prof_huge(void *p, size_t size);
 AXI_HIDDEN void axi_prof_release(ax_segment_t *seg);
 AXI_HIDDEN void axi_prof_slot_free(const char *fn, ax_segment_t *seg, void *p);
 AXI_HIDDEN size_t axi_prof_slot_size(const char *fn, ax_segment_t *seg, const void *p);
-AXI_HIDDEN void axi_prof_fork_prepare(void);
-AXI_HIDDEN void axi_prof_fork_release(void);
+AXI_HIDDEN void axi_prof_fork_child(void);
 /* page.c's profiling grants: the fast path's lists cut to what may go before a sample */
 AXI_HIDDEN void axi_page_prof_settle(ax_heap_t *heap, unsigned c);
 AXI_HIDDEN void axi_page_prof_grant(ax_heap_t *heap, unsigned c);

@@ -100,6 +100,8 @@ static bool segmap_resident(unsigned char *vec, uintptr_t lo, uintptr_t hi) {
 }
 
 static void add_mapping(usage_t *u, const ax_segment_t *seg) {
+  if (seg->prof_slots) /* the profiler's sampled blocks: in_use counts them, the rest is free */
+    return;
   if (seg->kind == AX_KIND_HUGE && seg->pages[0].in_use) {
     u->huge_count++;
     u->huge_bytes += seg->map_size;

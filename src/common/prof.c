@@ -27,11 +27,26 @@
 
 bool axi_prof_on;
 ax_prof_state_t axi_prof;
-/* Constructors run: libgcc's unwinder can walk stacks. A static program's libc allocates
- * while it starts up, before the unwinder can find a frame's tables (it aborts there): nothing
- * is sampled before this, and those few allocations are not in the profile. */
+/* Constructors run, and the unwinder was warmed up: stacks can be walked. A static program's
+ * libc allocates while it starts up, before the unwinder can find a frame's tables (it aborts
+ * there): nothing is sampled before this, and those few allocations are not in the profile. */
 static bool ready;
-__attribute__((constructor)) static void prof_ready(void) { ready = true; }
+
+static _Unwind_Reason_Code first_frame(struct _Unwind_Context *ctx, void *arg) {
+  return _URC_END_OF_STACK;
+}
+
+/* The first walk through frames registered with libgcc (a static program's: crtbeginT
+ * registers them) sorts their tables, with malloc, holding libgcc's lock. Were that malloc
+ * sampled, the sample's walk would wait for the same lock: a thread cancelled (its forced
+ * unwind walking first) deadlocked there (glibc's tst-malloc-stats-cancellation, -static,
+ * AXMALLOC_PROF_SAMPLE=4096). So that first walk happens here, before anything is sampled. */
+__attribute__((constructor)) static void prof_ready(void) {
+  ax_free(ax_malloc(1)); /* the options are read at the first malloc */
+  if (axi_prof_on)
+    _Unwind_Backtrace(first_frame, NULL);
+  ready = true;
+}
 
 /* ---- random intervals ----------------------------------------------------------------- */
 
@@ -263,6 +278,8 @@ static ax_segment_t *slots_map(void) {
 
 /* post: a free slot (marked in use, size bytes), or NULL. pre: the lock is held. */
 static void *slot_take(size_t size) {
+  while (slots_with_free && !slot_table(slots_with_free)->free_mask) /* (see fork_child) */
+    slots_with_free = slot_table(slots_with_free)->next_with_free;
   ax_segment_t *seg = slots_with_free ? slots_with_free : slots_map();
   if (!seg)
     return NULL;
@@ -307,12 +324,10 @@ void axi_prof_slot_free(const char *fn, ax_segment_t *seg, void *p) {
   axi_prof_after_unlock();
 }
 
-/* malloc_usable_size and realloc of a block in a slot segment: its class size. */
+/* malloc_usable_size and realloc of a block in a slot segment: its class size. No lock: only
+ * the block's owner writes its slot, when it allocates and frees it. */
 size_t axi_prof_slot_size(const char *fn, ax_segment_t *seg, const void *p) {
-  axi_lock(&axi_prof.lock);
-  size_t size = slot_of(fn, seg, p)->size;
-  axi_unlock(&axi_prof.lock);
-  return size;
+  return slot_of(fn, seg, p)->size;
 }
 
 /* The sampled allocation of size bytes (axi_prof_take said so): a block of its class's size
@@ -410,5 +425,17 @@ void axi_prof_init(void) {
 uint64_t axi_prof_rate(void) { return axi_prof.rate; }
 const char *axi_prof_prefix(void) { return axi_prof.prefix; }
 
-void axi_prof_fork_prepare(void) { axi_lock_for_fork(&axi_prof.lock); }
-void axi_prof_fork_release(void) { axi_unlock_after_fork(&axi_prof.lock); }
+/* fork's prepare handler does not take the profile's lock, unlike the allocator's other
+ * locks: malloc and free wait for this one (a sample, a sampled block's free), and they may
+ * do so inside a FILE lock, which glibc's fork takes after the prepare handlers, and which
+ * fflush(NULL) holds while it waits for _IO_list_lock: a thread that forked while another
+ * sampled, with a third flushing, deadlocked (glibc's tst-malloc-fork-deadlock with
+ * AXMALLOC_PROF_SAMPLE=4096). So the child, alone, frees the lock whoever held it; every
+ * critical section leaves the table and the slots usable at each store (a bucket is published
+ * last; a slot segment with no free slot left on the list is skipped; a bucket chunk
+ * half-taken is dropped here), at worst losing a slot or a sample. */
+void axi_prof_fork_child(void) {
+  ax_atomic_store_relaxed(&axi_prof.lock.word, 0);
+  ax_atomic_store_relaxed(&axi_prof.dump_pending, 0);
+  arena_at = arena_end = NULL;
+}
