@@ -8,6 +8,9 @@
  *                      everything else small and freed. Then ax_prof_dump(FILE).
  *   t_prof leak        leaky() leaves 8 MiB of 512 B blocks live at exit; tidy() frees its own
  *   t_prof signal      f's 64 MiB, then raise(AXMALLOC_PROF_SIGNAL's signal: SIGUSR2)
+ *   t_prof threads FILE  64 threads one after another, each keeping 128 blocks of 32 B from
+ *                      w(): 256 KiB in use, all from new heaps' first pages (their first
+ *                      lists must count as much as any later one); ax_prof_dump(FILE)
  *   t_prof info        prints ax_info's prof_sample
  */
 #include <pthread.h>
@@ -89,6 +92,17 @@ NOINLINE void r(void) {
   __asm__ volatile("" ::: "memory");
 }
 
+NOINLINE void w(void **out) {
+  for (int i = 0; i < 128; i++)
+    out[i] = malloc(32);
+  __asm__ volatile("" ::: "memory");
+}
+
+static void *w_thread(void *arg) {
+  w(arg);
+  return arg;
+}
+
 static void *g_thread(void *arg) {
   g();
   return arg;
@@ -129,6 +143,20 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
+  if (strcmp(mode, "threads") == 0 && argc > 2) {
+    static void *blocks[64][128];
+    for (int i = 0; i < 64; i++) {
+      pthread_t t;
+      if (pthread_create(&t, NULL, w_thread, blocks[i]) != 0 || pthread_join(t, NULL) != 0)
+        return 1;
+    }
+    int err = ax_prof_dump(argv[2]);
+    if (err) {
+      fprintf(stderr, "t_prof: ax_prof_dump: %s\n", strerror(err));
+      return 1;
+    }
+    return 0;
+  }
   if (strcmp(mode, "leak") == 0) {
     leaky();
     tidy();
@@ -146,6 +174,6 @@ int main(int argc, char **argv) {
     printf("prof_sample %zu\n", info.prof_sample);
     return 0;
   }
-  fprintf(stderr, "usage: t_prof dump FILE | leak | signal | info\n");
+  fprintf(stderr, "usage: t_prof dump FILE | threads FILE | leak | signal | info\n");
   return 2;
 }

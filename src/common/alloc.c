@@ -15,12 +15,7 @@
 
 /* ---- malloc ------------------------------------------------------------------------- */
 
-/* The malloc slow path: first call of a thread, sizes above 1 KiB, empty free lists; every
- * malloc in checked mode (the direct table then holds only the empty page). Sizes up to
- * 1 MiB first look at their class's current page, which has a block most of the time, or
- * has the blocks freed since the last refill waiting on local_free. Its heap is read again, not
- * passed: the fast path keeps size where the call left it. post: a block of at least size bytes
- * (zeroed if zero), or NULL with errno = ENOMEM. */
+/* The common part of malloc's slow paths (below). */
 static inline void *malloc_common(ax_heap_t *heap, size_t size, bool zero) {
   void *p;
   if (heap->rb.open) /* our chains of remote frees wait two refills at most (remote.c) */
@@ -44,9 +39,19 @@ static inline void *malloc_common(ax_heap_t *heap, size_t size, bool zero) {
 
 /* malloc's slow path while the heap profiler samples (prof.c): the sampled allocation gets
  * a block of its own; any other gets its block as usual, and the fast path a new grant of
- * its class's blocks (page.c). Never with checked mode or tagging. */
+ * its class's blocks (page.c), which no grant made on the way (current_update) may cut before
+ * this block is taken (serving; saved, as malloc may nest: pthread_setspecific in a new heap's
+ * init callocs). The heap comes first, so that a thread's first malloc counts too. A malloc
+ * from the stack walk (busy) or before constructors is not profiled. Never with checked mode
+ * or tagging. */
 static AX_NOINLINE AX_API void *malloc_profiled(ax_heap_t *heap, size_t size, bool zero) {
   void *p;
+  if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_heap_init_thread())) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (heap->prof.busy)
+    return malloc_common(heap, size, zero);
   if (size <= AX_LARGE_MAX && axi_prof_take(heap, size)) {
     ax_prof_stack_t st;
     axi_prof_capture(heap, &st);
@@ -54,19 +59,17 @@ static AX_NOINLINE AX_API void *malloc_profiled(ax_heap_t *heap, size_t size, bo
       return p; /* (else it goes unsampled: the profile must not fail an allocation) */
   }
   unsigned c = size <= AX_DIRECT_MAX ? axi_class_of(size) : 0;
-  bool own = heap != &axi_heap_empty; /* (shared by the threads without a heap: not written) */
-  if (own)
-    heap->prof.serving = (uint8_t)c;
+  uint8_t was = heap->prof.serving;
+  heap->prof.serving = (uint8_t)c;
   p = malloc_common(heap, size, zero);
-  if (own)
-    heap->prof.serving = 0;
-  if (size > AX_LARGE_MAX && p && axi_prof_huge_due(axi_tls_heap, p, size)) {
+  heap->prof.serving = was;
+  if (size > AX_LARGE_MAX && p && axi_prof_huge_due(heap, p, size)) {
     ax_prof_stack_t st;
-    axi_prof_capture(axi_tls_heap, &st);
+    axi_prof_capture(heap, &st);
     axi_prof_huge_record(p, size, &st);
   }
   if (c)
-    axi_page_prof_grant(axi_tls_heap, c); /* (the heap may be new) */
+    axi_page_prof_grant(heap, c);
   return p;
 }
 
@@ -237,7 +240,9 @@ static AX_NOINLINE AX_API void *realloc_irregular(ax_segment_t *seg, void *p, si
     errno = ENOMEM;
     return NULL;
   }
-  if (n <= old && n >= old / 2)
+  /* a sampled huge block's profile names its size: it moves (prof.c; a cached mapping may
+   * have room for much more than the block it was sampled as) */
+  if (n <= old && n >= old / 2 && !seg->prof)
     return p;
   if (n > AX_LARGE_MAX && !slot) {
     axi_page_purge_tick(axi_tls_heap); /* (the empty heap has nothing due) */

@@ -12,9 +12,10 @@
  * one counter over all bytes, and needs no counter on the fast path: the slow path decides
  * (axi_prof_take), and page.c keeps the fast path from handing out a sampled allocation.
  *
- * A sampled block is a huge block of its own (as gperftools gives each sampled object a span of
- * its own): free() of it leaves the fast path by construction (a huge block's fast_cap is 0), and
- * its header holds its stack (seg->prof). Off, the profiler costs the fast paths nothing: every
+ * A sampled block has a place of its own (as gperftools gives each sampled object a span of
+ * its own): a slot of a slot segment up to 64 KiB, a huge block above (seg->prof names its
+ * stack). free() of it leaves the fast path by construction: no page map entry names a slot,
+ * and a huge block's fast_cap is 0. Off, the profiler costs the fast paths nothing: every
  * call here is behind axi_prof_on on a slow path.
  */
 #define _GNU_SOURCE
@@ -102,17 +103,19 @@ static void start(ax_heap_t *heap) {
   double h = interval(ph);
   ph->huge_left = h >= 1.8e19 ? UINT64_MAX : (uint64_t)h;
   ph->started = true;
+  axi_page_prof_grant_all(heap); /* the current pages set up so far: counted from now on */
 }
 
 /* ---- which allocations are sampled ----------------------------------------------------- */
 
 /* malloc's slow path, for a block of a size class. Settles what the fast path handed out
  * of the class since the slow path last came by (page.c), counts this allocation, and tells
- * whether it is the sampled one. pre: size <= AX_LARGE_MAX. post: true: sample it (call
+ * whether it is the sampled one. pre: size <= AX_LARGE_MAX; heap is the thread's own, not
+ * busy. post: true: sample it (call
  * axi_prof_sampled); false: allocate as usual, then axi_page_prof_grant. */
 AX_API bool axi_prof_take(ax_heap_t *heap, size_t size) {
   ax_prof_heap_t *ph = &heap->prof;
-  if (heap == &axi_heap_empty || ph->busy || !ready)
+  if (!ready)
     return false;
   if (!ph->started)
     start(heap);
