@@ -14,6 +14,7 @@
 #   native/page=<n>     ... with AXMALLOC_PAGE_SIZE=16384 and 65536
 #   glibc-tests         scripts/glibc_tests.sh: glibc 2.36's own malloc/tst-* (Debian's
 #                       glibc-source) natively, preloaded and linked statically against build/
+#   glibc-tests/prof    ... 14 of them again with the heap profiler sampling every 4 KiB
 #   aarch64-runtime/*   build-aarch64/       toolchain/aarch64-linux-gnu.cmake, atomics chosen at
 #                       run time; ctest under qemu-aarch64 with QEMU_CPU=max (LSE, SVE) and
 #                       cortex-a57 (ARMv8.0, no LSE), forced MT, 64 KiB pages with memory
@@ -132,11 +133,12 @@ finish() {
 # The stage counts the axmalloc runs (preload and static); a failed native run (the harness
 # itself) fails the stage too.
 glibc_stage() {
-  local t0=$SECONDS rc=0 logf line p=0 f=0 u=0 mode np nf nu
+  local stage=$1 t0=$SECONDS rc=0 logf line p=0 f=0 u=0 mode np nf nu
+  shift
   logf=$(mktemp)
-  log "glibc-tests: scripts/glibc_tests.sh --keep-going $NATIVE_DIR"
-  bash "$ROOT/scripts/glibc_tests.sh" --keep-going -j "$JOBS" "$NATIVE_DIR" 2>&1 | tee "$logf" ||
-    rc=${PIPESTATUS[0]}
+  log "$stage: $* scripts/glibc_tests.sh --keep-going $NATIVE_DIR"
+  env "$@" bash "$ROOT/scripts/glibc_tests.sh" --keep-going -j "$JOBS" "$NATIVE_DIR" 2>&1 |
+    tee "$logf" || rc=${PIPESTATUS[0]}
   line=$(grep -E '^glibc-tests: native ' "$logf" | tail -n 1 || true)
   rm -f "$logf"
   for mode in preload static; do
@@ -144,9 +146,9 @@ glibc_stage() {
     p=$((p + ${np:-0})) f=$((f + ${nf:-0})) u=$((u + ${nu:-0}))
   done
   if ((rc == 0)) && [[ -n $line ]]; then
-    record glibc-tests ok "$p" "$f" "$u" $((SECONDS - t0))
+    record "$stage" ok "$p" "$f" "$u" $((SECONDS - t0))
   else
-    record glibc-tests FAILED "$p" "$((f > 0 ? f : 1))" "$u" $((SECONDS - t0))
+    record "$stage" FAILED "$p" "$((f > 0 ? f : 1))" "$u" $((SECONDS - t0))
   fi
   [[ -z $line ]] || summary+=("      $line")
 }
@@ -206,7 +208,15 @@ if ax_configure "$NATIVE_DIR" "" -DAX_BUILD_FUZZ=ON "${EXTRA_CMAKE_ARGS[@]}" && 
     for ps in 16384 65536; do
       run_ctest "native/page=$ps" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_PAGE_SIZE=$ps -- -E "$VARIANT_EXCLUDE"
     done
-    glibc_stage
+    glibc_stage glibc-tests
+    # The heap profiler sampling densely (one sample per 4 KiB) under the tests that found its
+    # deadlocks (fork, cancellation) and its mallinfo2 error, and the threaded and aligned ones
+    prof_dir=$(mktemp -d)
+    glibc_stage glibc-tests/prof AXMALLOC_PROF=1 AXMALLOC_PROF_SAMPLE=4096 \
+      AXMALLOC_PROF_FILE="$prof_dir/p" AX_GLIBC_TESTS="tst-malloc-fork-deadlock tst-mallinfo2 \
+tst-malloc-stats-cancellation tst-malloc-thread-exit tst-malloc-usable tst-realloc tst-calloc \
+tst-memalign tst-posix_memalign tst-mallocalign1 tst-valloc tst-pvalloc tst-malloc-too-large tst-trim1"
+    rm -rf "$prof_dir"
   fi
 else
   record native FAILED 0 1 0 $((SECONDS - t0))
