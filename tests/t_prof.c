@@ -4,7 +4,8 @@
  *   t_prof dump FILE   in use at the dump: f 64 MiB (1 KiB blocks, the direct table's sizes),
  *                      g 16 MiB (4 KiB blocks, in another thread), h 16 MiB (2 MiB blocks,
  *                      huge), k 0 (32 MiB of 256 B blocks, all freed: allocated 32 MiB),
- *                      r 8 MiB (1 MiB blocks grown from 64 B by realloc);
+ *                      r 8 MiB (1 MiB blocks grown from 64 B by realloc), m 0
+ *                      (32 MiB of 4 KiB blocks through the heap's cache: allocated 32 MiB);
  *                      everything else small and freed. Then ax_prof_dump(FILE).
  *   t_prof leak        leaky() leaves 8 MiB of 512 B blocks live at exit; tidy() frees its own
  *   t_prof signal      f's 64 MiB, then raise(AXMALLOC_PROF_SIGNAL's signal: SIGUSR2)
@@ -77,6 +78,19 @@ NOINLINE void k(void) {
   __asm__ volatile("" ::: "memory");
 }
 
+/* 32 MiB of 4 KiB blocks, each freed before the next: every malloc after the first takes the
+ * block the free before it left in the heap's cache, which counts nothing when it hands it out. */
+NOINLINE void m(void) {
+  for (int i = 0; i < 8192; i++) {
+    char *p = malloc(4096);
+    if (!p)
+      exit(1);
+    p[i % 4096] = 1;
+    free(p);
+  }
+  __asm__ volatile("" ::: "memory");
+}
+
 /* 8 blocks grown from 64 B to 1 MiB by doubling realloc: what is in use is the last size. */
 NOINLINE void r(void) {
   for (int i = 0; i < 8; i++) {
@@ -134,6 +148,7 @@ int main(int argc, char **argv) {
       return 1;
     h();
     k();
+    m();
     r();
     noise(100);
     int err = ax_prof_dump(argv[2]);

@@ -69,6 +69,7 @@ near "in use, r (grown by realloc to 1 MiB)" "$(cum_of "$tmp/inuse.txt" r)" $((8
 k_inuse=$(cum_of "$tmp/inuse.txt" k)
 ((k_inuse < MiB)) || fail "in use, k (all freed): $k_inuse bytes"
 near "allocated, k (256 B blocks, freed)" "$(cum_of "$tmp/alloc.txt" k)" $((32 * MiB))
+near "allocated, m (4 KiB blocks through the cache)" "$(cum_of "$tmp/alloc.txt" m)" $((32 * MiB))
 noise=$(cum_of "$tmp/inuse.txt" noise)
 ((noise < MiB)) || fail "in use, noise (all freed): $noise bytes"
 # no frame of the allocator's own above the program's: the first frame of every stack is

@@ -43,9 +43,13 @@ static const uint8_t depth[AX_CACHE_N] = {DEPTH4(21), DEPTH4(25), DEPTH4(29), DE
                                           DEPTH4(37), DEPTH4(41), DEPTH4(45), DEPTH4(49)};
 _Static_assert(AX_CACHE_N == 32 && AX_CACHE_SLOTS == 16, "depth[] lists 32 classes");
 
-/* Give cached block b back to its page. */
+/* Give cached block b back to its page. While the heap profiler samples, a cached block is an
+ * allocation counted in advance (axi_cache_free): one that goes back is not made after all. */
 static void give_back(ax_heap_t *heap, ax_block_t *b) {
-  axi_page_give_back(heap, axi_page_of(axi_segment_of(b), b), b);
+  ax_page_t *page = axi_page_of(axi_segment_of(b), b);
+  if (ax_unlikely(axi_prof_on) && heap->prof.started)
+    heap->prof.left[page->cls]++;
+  axi_page_give_back(heap, page, b);
 }
 
 /* Give the n oldest blocks of stack i back (the caller moves or forgets the slots). */
@@ -75,13 +79,31 @@ static void push(ax_heap_t *heap, unsigned c, ax_block_t *b) {
   heap->cache.n[i] = n + 1;
 }
 
+/* While the heap profiler samples (prof.c), malloc takes cached blocks without a slow path
+ * and counts nothing: so a block is counted as its class's next allocation when it enters the
+ * cache (give_back returns the count). When the class's next allocation is the sampled one, the
+ * block goes to its page instead, the cache drains, and that allocation takes the slow path.
+ * post: false when b went back to its page. */
+static bool prof_prepay(ax_heap_t *heap, ax_page_t *page, ax_block_t *b) {
+  if (!heap->prof.started)
+    return true;
+  if (heap->prof.left[page->cls] == 0) {
+    axi_page_give_back(heap, page, b);
+    return false;
+  }
+  heap->prof.left[page->cls]--;
+  return true;
+}
+
 /* b goes in the heap's last slot when that is empty, else on its class's stack (a block
  * already in the slot stays: moving it to its stack cost a second push whenever the program
  * alternates classes, as wl_oneblock does). pre: the calling thread owns page, whose class
  * is cached; b passed free()'s checks. */
 void axi_cache_free(ax_block_t *b, ax_page_t *page) {
   ax_heap_t *heap = axi_tls_heap; /* the page's owner is this thread: its heap */
-  axi_set_link(page, b, b);       /* looks free to a second free() of it */
+  if (ax_unlikely(axi_prof_on) && !prof_prepay(heap, page, b))
+    return;
+  axi_set_link(page, b, b); /* looks free to a second free() of it */
   if (heap->cache.last_cls)
     return push(heap, page->cls, b);
   heap->cache.last = b;

@@ -229,12 +229,9 @@ static void page_collect_all(ax_heap_t *heap, ax_page_t *page) {
 /* ---- full pages --------------------------------------------------------------------- */
 
 /* The owner word of a page of heap's that is not in the full list: its thread id, with
- * AX_OWNER_CACHED for a class whose frees go to the heap's cache (cache.c). Not while the
- * heap profiler samples: malloc takes cached blocks without a slow path, which would count
- * them (prof.c); every malloc of those sizes takes the slow path then. */
+ * AX_OWNER_CACHED for a class whose frees go to the heap's cache (cache.c). */
 static uintptr_t owner_word(const ax_heap_t *heap, const ax_page_t *page) {
-  bool cached = axi_class_cached(page->cls) && !axi_slow_only() && !axi_prof_on;
-  return heap->tid | (cached ? AX_OWNER_CACHED : 0);
+  return heap->tid | (axi_class_cached(page->cls) && !axi_slow_only() ? AX_OWNER_CACHED : 0);
 }
 
 /* The page has no free block and nothing more to carve: park it in the full list so the

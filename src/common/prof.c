@@ -97,6 +97,7 @@ static uint64_t skip_count(ax_prof_heap_t *ph, size_t size) {
 
 static void start(ax_heap_t *heap) {
   ax_prof_heap_t *ph = &heap->prof;
+  axi_cache_flush(heap); /* its blocks were not counted in advance (cache.c) */
   ph->rng = (axi_random() ^ (uintptr_t)heap) | 1;
   for (unsigned c = 1; c < AX_CLASSES; c++)
     ph->left[c] = skip_count(ph, axi_class_size(c));
