@@ -83,16 +83,15 @@ static void push(ax_heap_t *heap, unsigned c, ax_block_t *b) {
  * and counts nothing: so a block is counted as its class's next allocation when it enters the
  * cache (give_back returns the count). When the class's next allocation is the sampled one, the
  * block goes to its page instead, the cache drains, and that allocation takes the slow path.
- * post: false when b went back to its page. */
-static bool prof_prepay(ax_heap_t *heap, ax_page_t *page, ax_block_t *b) {
-  if (!heap->prof.started)
-    return true;
-  if (heap->prof.left[page->cls] == 0) {
-    axi_page_give_back(heap, page, b);
-    return false;
-  }
-  heap->prof.left[page->cls]--;
-  return true;
+ * Reached through AX_OWNER_PROF (free.c), so that axi_cache_free stays as it is. pre: as
+ * axi_cache_free's. */
+void axi_cache_free_prof(ax_block_t *b, ax_page_t *page) {
+  ax_heap_t *heap = axi_tls_heap;
+  if (heap->prof.started && heap->prof.left[page->cls] == 0)
+    return axi_page_give_back(heap, page, b);
+  if (heap->prof.started)
+    heap->prof.left[page->cls]--;
+  axi_cache_free(b, page);
 }
 
 /* b goes in the heap's last slot when that is empty, else on its class's stack (a block
@@ -101,9 +100,7 @@ static bool prof_prepay(ax_heap_t *heap, ax_page_t *page, ax_block_t *b) {
  * is cached; b passed free()'s checks. */
 void axi_cache_free(ax_block_t *b, ax_page_t *page) {
   ax_heap_t *heap = axi_tls_heap; /* the page's owner is this thread: its heap */
-  if (ax_unlikely(axi_prof_on) && !prof_prepay(heap, page, b))
-    return;
-  axi_set_link(page, b, b); /* looks free to a second free() of it */
+  axi_set_link(page, b, b);       /* looks free to a second free() of it */
   if (heap->cache.last_cls)
     return push(heap, page->cls, b);
   heap->cache.last = b;

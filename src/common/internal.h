@@ -153,7 +153,11 @@ typedef struct ax_page {
 /* xowner's second bit: the page's class goes through its heap's cache of freed blocks
  * (cache.c), so free()'s one compare fails for it and free_other takes the block there. */
 #define AX_OWNER_CACHED ((uintptr_t)2)
-#define AX_OWNER_FLAGS (AX_OWNER_FULL | AX_OWNER_CACHED)
+/* xowner's third bit, in place of AX_OWNER_CACHED while the heap profiler samples: the block
+ * goes to the cache too, counted as it enters (axi_cache_free_prof), after the default build's
+ * tests for the cache, which stay as they are. */
+#define AX_OWNER_PROF ((uintptr_t)4)
+#define AX_OWNER_FLAGS (AX_OWNER_FULL | AX_OWNER_CACHED | AX_OWNER_PROF)
 
 static inline uint32_t axi_page_live(const ax_page_t *page) { return page->used - page->pinned; }
 
@@ -594,6 +598,7 @@ AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted_list(const ax_page_t *pa
                                                              const ax_block_t *b);
 /* cache.c */
 AXI_HIDDEN void axi_cache_free(ax_block_t *b, ax_page_t *page);
+AXI_HIDDEN void axi_cache_free_prof(ax_block_t *b, ax_page_t *page);
 AXI_HIDDEN void axi_cache_flush(ax_heap_t *heap);
 AXI_HIDDEN bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_block_t *b);
 

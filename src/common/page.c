@@ -229,9 +229,12 @@ static void page_collect_all(ax_heap_t *heap, ax_page_t *page) {
 /* ---- full pages --------------------------------------------------------------------- */
 
 /* The owner word of a page of heap's that is not in the full list: its thread id, with
- * AX_OWNER_CACHED for a class whose frees go to the heap's cache (cache.c). */
+ * AX_OWNER_CACHED for a class whose frees go to the heap's cache (cache.c), AX_OWNER_PROF
+ * instead while the heap profiler samples. */
 static uintptr_t owner_word(const ax_heap_t *heap, const ax_page_t *page) {
-  return heap->tid | (axi_class_cached(page->cls) && !axi_slow_only() ? AX_OWNER_CACHED : 0);
+  if (!axi_class_cached(page->cls) || axi_slow_only())
+    return heap->tid;
+  return heap->tid | (axi_prof_on ? AX_OWNER_PROF : AX_OWNER_CACHED);
 }
 
 /* The page has no free block and nothing more to carve: park it in the full list so the
