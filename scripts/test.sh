@@ -67,9 +67,11 @@ QEMU_TIMEOUT=${AX_QEMU_TEST_TIMEOUT:-900}
 # host programs, installs, packages, the launcher, link recipes, instruction budgets: the same
 # on every variant (t_package installs system-wide: once per run is enough)
 VARIANT_EXCLUDE="t_preload|t_progs|t_budget|t_install|t_package|t_launcher|t_linkorder|t_cxx_weakrefs|t_static_pie_kind|fuzz_replay.plants"
-# ... and under qemu also the heap profiler's test (t_prof, t_prof_static: 30-40 s each there,
-# google-pprof included), which the first aarch64 pass runs
-QEMU_VARIANT_EXCLUDE="t_prof"
+# ... and, where the path does not touch the heap profiler (the bulk kernels, the 16 KiB page
+# size, which 64 KiB covers) or under qemu (30-40 s there, google-pprof included), its tests
+# (t_prof, t_prof_static: the native stage, force-mt, 64 KiB pages and the first aarch64 pass
+# run them)
+PROF_EXCLUDE="t_prof"
 
 total_pass=0 total_fail=0 total_skip=0 any_failed=0 stage_t0=
 summary=()
@@ -203,10 +205,14 @@ if ax_configure "$NATIVE_DIR" "" -DAX_BUILD_FUZZ=ON "${EXTRA_CMAKE_ARGS[@]}" && 
   if [[ ${AX_QUICK:-0} != 1 ]]; then
     run_ctest native/force-mt "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_MT=1 -- -E "$VARIANT_EXCLUDE"
     for isa in ${AX_NATIVE_ISAS:-sse2 avx2 avx512 erms}; do
-      run_ctest "native/isa=$isa" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_ISA=$isa -- -E "$VARIANT_EXCLUDE"
+      run_ctest "native/isa=$isa" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_ISA=$isa -- \
+        -E "$VARIANT_EXCLUDE|$PROF_EXCLUDE"
     done
     for ps in 16384 65536; do
-      run_ctest "native/page=$ps" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_PAGE_SIZE=$ps -- -E "$VARIANT_EXCLUDE"
+      prof_excl=
+      [[ $ps == 65536 ]] || prof_excl="|$PROF_EXCLUDE"
+      run_ctest "native/page=$ps" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_PAGE_SIZE=$ps -- \
+        -E "$VARIANT_EXCLUDE$prof_excl"
     done
     glibc_stage glibc-tests
     # The heap profiler sampling densely (one sample per 4 KiB) under the tests that found its
@@ -245,7 +251,7 @@ cross_stage() {
       done
       excl=()
       [[ $first == 1 && $mode == runtime ]] ||
-        excl=(-- -E "$VARIANT_EXCLUDE|$QEMU_VARIANT_EXCLUDE${more:+|$more}")
+        excl=(-- -E "$VARIANT_EXCLUDE|$PROF_EXCLUDE${more:+|$more}")
       first=0
       run_ctest "aarch64-$mode/${run%%,EXCLUDE=*}" "$dir" "$QEMU_TIMEOUT" "QEMU_CPU=$cpu" "${envs[@]}" "${excl[@]}"
     done
