@@ -27,6 +27,8 @@ PKGS=(
   # Debian packages (cpack -G DEB, tests/t_package.sh): dpkg-shlibdeps and dpkg-architecture
   # (dpkg-dev), file (CPack's shared-object detection for Depends and shlibs)
   dpkg-dev file
+  # the heap profiler's test reads its profiles with google-pprof (tests/t_prof.sh)
+  google-perftools
   # fuzzing (scripts/fuzz.sh): clang and its libFuzzer runtime
   clang libclang-rt-14-dev
   # the format stage of scripts/test.sh (.clang-format on every C and C++ file)
