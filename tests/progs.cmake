@@ -6,5 +6,6 @@
 if(NOT CMAKE_CROSSCOMPILING)
   add_test(NAME t_progs
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/t_progs.sh $<TARGET_FILE:axmalloc>)
-  set_tests_properties(t_progs PROPERTIES TIMEOUT 900 LABELS system)
+  # COST: the longest test (2-3 minutes) starts first, so the rest runs beside it
+  set_tests_properties(t_progs PROPERTIES TIMEOUT 900 LABELS system COST 10000)
 endif()
