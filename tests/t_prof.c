@@ -13,6 +13,12 @@
  *                      w(): 256 KiB in use, all from new heaps' first pages (their first
  *                      lists must count as much as any later one); ax_prof_dump(FILE)
  *   t_prof info        prints ax_info's prof_sample
+ *   t_prof frames      allocations under frames of every shape the stack walk meets: variable
+ *                      length arrays, a realigned stack, a 100 KB frame, frame pointers kept,
+ *                      200 calls deep, a libc callback (qsort), a signal handler, two threads
+ *                      at once; t_prof.sh runs it with AXMALLOC_PROF_UNWIND=check, which walks
+ *                      every sampled stack from the unwind table rules and by libgcc and
+ *                      aborts where the two differ
  */
 #include <pthread.h>
 #include <signal.h>
@@ -138,6 +144,101 @@ NOINLINE void tidy(void) {
   __asm__ volatile("" ::: "memory");
 }
 
+/* ---- frames ---------------------------------------------------------------------------- */
+
+static volatile uintptr_t sink;
+
+static NOINLINE void churn(size_t n) {
+  for (int i = 0; i < 4; i++) {
+    void *p = malloc(n + (size_t)i * 24);
+    sink += (uintptr_t)p;
+    free(p);
+  }
+}
+
+static NOINLINE void vla(int depth, size_t n) { /* the CFA follows the frame pointer */
+  char buf[n];
+  memset(buf, depth, n);
+  sink += (uintptr_t)buf[n - 1];
+  if (depth)
+    vla(depth - 1, n + 40);
+  else
+    churn(48);
+  __asm__ volatile("" ::: "memory");
+}
+
+static NOINLINE void realigned(int depth) { /* the stack pointer rounded down to 64 bytes */
+  _Alignas(64) char buf[64];
+  memset(buf, depth, sizeof buf);
+  sink += (uintptr_t)buf[63];
+  if (depth)
+    realigned(depth - 1);
+  else
+    churn(2000);
+  __asm__ volatile("" ::: "memory");
+}
+
+static NOINLINE void big_frame(int depth) {
+  volatile char buf[100000];
+  buf[0] = (char)depth;
+  buf[99999] = buf[0];
+  if (depth)
+    big_frame(depth - 1);
+  else
+    churn(300);
+}
+
+__attribute__((optimize("no-omit-frame-pointer"))) static NOINLINE void with_fp(int depth) {
+  if (depth)
+    with_fp(depth - 1);
+  else
+    churn(100000); /* (a huge block) */
+  __asm__ volatile("" ::: "memory");
+}
+
+static NOINLINE void deep(int depth) { /* deeper than the 64 frames a stack keeps */
+  if (depth)
+    deep(depth - 1);
+  else
+    churn(64);
+  __asm__ volatile("" ::: "memory");
+}
+
+static int cmp_alloc(const void *a, const void *b) {
+  churn(24);
+  return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+static void on_usr1(int sig) { churn(200); }
+
+static void *frames_work(void *arg) {
+  for (int r = 0; r < 20; r++) {
+    vla(r % 5, 16 + (size_t)r * 8);
+    realigned(r % 3);
+    big_frame(r % 2);
+    with_fp(r % 4);
+    deep(200);
+    int v[32];
+    for (int i = 0; i < 32; i++)
+      v[i] = (i * 7919) % 32;
+    qsort(v, 32, sizeof v[0], cmp_alloc);
+  }
+  return arg;
+}
+
+static int frames(void) {
+  signal(SIGUSR1, on_usr1);
+  pthread_t t;
+  if (pthread_create(&t, NULL, frames_work, NULL) != 0)
+    return 1;
+  frames_work(NULL);
+  if (pthread_join(t, NULL) != 0)
+    return 1;
+  for (int i = 0; i < 10; i++)
+    raise(SIGUSR1);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   if (strcmp(mode, "dump") == 0 && argc > 2) {
@@ -189,6 +290,8 @@ int main(int argc, char **argv) {
     printf("prof_sample %zu\n", info.prof_sample);
     return 0;
   }
-  fprintf(stderr, "usage: t_prof dump FILE | threads FILE | leak | signal | info\n");
+  if (strcmp(mode, "frames") == 0)
+    return frames();
+  fprintf(stderr, "usage: t_prof dump FILE | threads FILE | leak | signal | info | frames\n");
   return 2;
 }

@@ -117,6 +117,22 @@ else
   near "in use at the signal, f" "$(cum_of "$tmp/sig.txt" f)" $((64 * MiB))
 fi
 
+# ---- the stack walk: the unwind tables' rules, frame for frame against libgcc's walk -----
+# Every allocation sampled, each stack walked both ways (AXMALLOC_PROF_UNWIND=check aborts
+# where they differ); the signal handler's stacks cross a signal frame, which only libgcc
+# walks (there must be some, and most stacks must come from the table).
+out=$(AXMALLOC_PROF=1 AXMALLOC_PROF_SAMPLE=1 AXMALLOC_PROF_UNWIND=check AXMALLOC_PROF_FILE="$tmp/fr" \
+  run frames 2>&1) || fail "t_prof frames with AXMALLOC_PROF_UNWIND=check exited $?: $out"
+line=$(grep 'AXMALLOC_PROF_UNWIND=check: ' <<<"$out" | tail -n 1)
+echo "$line"
+read -r same alone < <(sed -nE 's/.*check: ([0-9]+) stacks walked .* ([0-9]+) by libgcc alone$/\1 \2/p' <<<"$line")
+if [[ -z ${same:-} ]]; then
+  fail "no AXMALLOC_PROF_UNWIND=check report: $out"
+else
+  ((same >= 1000)) || fail "stack walk: $same stacks from the table (want >= 1000)"
+  ((alone >= 10)) || fail "stack walk: $alone stacks by libgcc alone (want the signal handler's)"
+fi
+
 # ---- off, and what ax_info says ----------------------------------------------------------
 out=$(run info) && [[ $out == "prof_sample 0" ]] || fail "ax_info off: '$out'"
 out=$(AXMALLOC_PROF=1 AXMALLOC_PROF_SAMPLE=32768 run info) && [[ $out == "prof_sample 32768" ]] ||

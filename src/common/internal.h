@@ -621,16 +621,27 @@ typedef struct ax_prof_stack {
   unsigned n;
   uintptr_t pc[AX_PROF_OURS + AX_PROF_DEPTH]; /* return addresses, ours first */
 } ax_prof_stack_t;
-AXI_HIDDEN _Unwind_Reason_Code axi_prof_walk_frame(struct _Unwind_Context *ctx, void *arg);
-/* The stack of a sampled allocation, by libgcc's unwinder (the tables every Debian binary
- * has; -O2 code keeps no frame pointers). Inline, so that the walk starts in the frame of the
- * malloc path that decided to sample, not in frames of the profiler's own: each frame costs
- * the unwinder about 1,500 instructions. pre: heap is the thread's own (not the empty one). */
+/* How stacks are walked: AXMALLOC_PROF_UNWIND=libgcc|check (default: the table) */
+enum { AX_UNWIND_TABLE, AX_UNWIND_LIBGCC, AX_UNWIND_CHECK };
+AXI_HIDDEN extern uint8_t axi_prof_unwind_mode;
+/* prof_unwind.c: the return addresses from the caller's frame outwards, by the unwind tables'
+ * rules kept per return address; 0 when libgcc must walk this stack */
+AXI_HIDDEN unsigned axi_prof_unwind(uintptr_t *out, unsigned max);
+AXI_HIDDEN void axi_prof_unwind_fork_child(void);
+/* prof.c: libgcc's walk, where axi_prof_unwind could not (st->n == 0), or beside it (check) */
+AXI_HIDDEN void axi_prof_walk_libgcc(ax_prof_stack_t *st);
+/* The stack of a sampled allocation, from the unwind tables every Debian binary has (-O2
+ * code keeps no frame pointers). Inline, so that the walk starts in the frame of the malloc
+ * path that decided to sample, not in frames of the profiler's own. pre: heap is the
+ * thread's own (not the empty one). */
 static inline __attribute__((always_inline)) void axi_prof_capture(ax_heap_t *heap,
                                                                    ax_prof_stack_t *st) {
-  st->n = 0;
-  heap->prof.busy = true; /* the unwinder's first call may look things up, even allocate */
-  _Unwind_Backtrace(axi_prof_walk_frame, st);
+  heap->prof.busy = true; /* a first lookup in libgcc's tables may allocate */
+  st->n = axi_prof_unwind_mode != AX_UNWIND_LIBGCC
+              ? axi_prof_unwind(st->pc, AX_PROF_OURS + AX_PROF_DEPTH)
+              : 0;
+  if (ax_unlikely(st->n == 0 || axi_prof_unwind_mode == AX_UNWIND_CHECK))
+    axi_prof_walk_libgcc(st);
   heap->prof.busy = false;
 }
 AXI_HIDDEN void axi_prof_init(void);

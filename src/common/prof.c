@@ -169,6 +169,48 @@ static unsigned program_frames(const ax_prof_stack_t *st, unsigned *depth) {
   return first;
 }
 
+uint8_t axi_prof_unwind_mode;
+static ax_atomic_word walks_table, walks_libgcc; /* AXMALLOC_PROF_UNWIND=check: counted */
+
+static void print_stack(const char *what, const uintptr_t *pc, unsigned n) {
+  axi_write("axmalloc: %s:", what);
+  for (unsigned i = 0; i < n; i++)
+    axi_write(" %p", (void *)pc[i]);
+  axi_write("\n");
+}
+
+/* libgcc's walk of st, from the caller's frame: where axi_prof_unwind could not walk it
+ * (st->n == 0), or, with AXMALLOC_PROF_UNWIND=check, beside it: both must give the same
+ * program frames, or the process aborts naming both. */
+AX_NOINLINE void axi_prof_walk_libgcc(ax_prof_stack_t *st) {
+  if (st->n == 0) {
+    _Unwind_Backtrace(axi_prof_walk_frame, st);
+    if (axi_prof_unwind_mode == AX_UNWIND_CHECK)
+      ax_atomic_fetch_add_relaxed(&walks_libgcc, 1);
+    return;
+  }
+  ax_prof_stack_t ref = {0};
+  _Unwind_Backtrace(axi_prof_walk_frame, &ref);
+  unsigned d1, d2, f1 = program_frames(st, &d1), f2 = program_frames(&ref, &d2);
+  if (d1 != d2 || memcmp(st->pc + f1, ref.pc + f2, d1 * sizeof st->pc[0]) != 0) {
+    axi_write_to_saved_stderr();
+    print_stack("stack walked from the unwind table rules", st->pc + f1, d1);
+    print_stack("stack walked by libgcc's _Unwind_Backtrace", ref.pc + f2, d2);
+    axi_write("axmalloc: AXMALLOC_PROF_UNWIND=check: the two walks differ\n");
+    abort();
+  }
+  ax_atomic_fetch_add_relaxed(&walks_table, 1);
+}
+
+/* AXMALLOC_PROF_UNWIND=check, at exit: how many stacks were compared. */
+__attribute__((destructor)) static void unwind_report(void) {
+  if (axi_prof_on && axi_prof_unwind_mode == AX_UNWIND_CHECK)
+    axi_write("axmalloc: AXMALLOC_PROF_UNWIND=check: %llu stacks walked from the table and "
+              "by libgcc, the same; %llu by libgcc alone\n",
+              (unsigned long long)ax_atomic_load_relaxed(&walks_table),
+              (unsigned long long)ax_atomic_load_relaxed(&walks_libgcc));
+}
+
 /* A slot of the sampled blocks (below). */
 typedef struct ax_slot {
   struct ax_prof_bucket *bucket; /* NULL: a sample whose bucket could not be made */
@@ -427,6 +469,13 @@ void axi_prof_init(void) {
   axi_prof.rate = axi_env_u64("AXMALLOC_PROF_SAMPLE", (uint64_t)512 << 10);
   if (axi_prof.rate == 0)
     axi_prof.rate = 1;
+  const char *unwind = getenv("AXMALLOC_PROF_UNWIND");
+  if (unwind && !strcmp(unwind, "libgcc"))
+    axi_prof_unwind_mode = AX_UNWIND_LIBGCC;
+  else if (unwind && !strcmp(unwind, "check"))
+    axi_prof_unwind_mode = AX_UNWIND_CHECK;
+  else if (unwind && *unwind && strcmp(unwind, "table"))
+    axi_write("axmalloc: AXMALLOC_PROF_UNWIND=%s is not table, libgcc or check: ignored\n", unwind);
   const char *prefix = getenv("AXMALLOC_PROF_FILE");
   axi_prof.prefix = prefix && *prefix ? prefix : "axprof";
   axi_prof_dump_init();
@@ -449,4 +498,5 @@ void axi_prof_fork_child(void) {
   ax_atomic_store_relaxed(&axi_prof.lock.word, 0);
   ax_atomic_store_relaxed(&axi_prof.dump_pending, 0);
   arena_at = arena_end = NULL;
+  axi_prof_unwind_fork_child();
 }

@@ -33,4 +33,18 @@ const char *ax_arch_cpu_features(void);
  * prohibited (DCZID_EL0.DZP) or ax_arch_cpu_detect has not run. */
 size_t ax_arch_dczva_size(void);
 
+/* DWARF register numbers for the heap profiler's stack walk (prof_unwind.c): the stack
+ * pointer (sp), the frame pointer (x29) and the return address (x30, the link register). */
+#define AX_DWARF_SP 31
+#define AX_DWARF_FP 29
+#define AX_DWARF_RA 30
+
+/* Is pc the signal return trampoline (mov x8, #139; svc #0), which libgcc's unwinder walks
+ * through without an FDE (its MD_FALLBACK_FRAME_STATE_FOR)? pre: pc is a return address the
+ * stack walk found and libgcc would read the same bytes. */
+static inline int ax_arch_sigreturn_at(uintptr_t pc) {
+  const volatile uint32_t *p = (const uint32_t *)pc;
+  return p[0] == 0xd2801168u && p[1] == 0xd4000001u;
+}
+
 #endif

@@ -27,4 +27,22 @@ static inline void ax_arch_pause(void) { __builtin_ia32_pause(); }
 void ax_arch_cpu_detect(void);
 const char *ax_arch_cpu_features(void);
 
+/* DWARF register numbers for the heap profiler's stack walk (prof_unwind.c): the stack
+ * pointer (rsp), the frame pointer (rbp) and the return address (the return address column). */
+#define AX_DWARF_SP 7
+#define AX_DWARF_FP 6
+#define AX_DWARF_RA 16
+
+/* Is pc the signal return trampoline (mov $15, %rax; syscall), which libgcc's unwinder walks
+ * through without an FDE (its MD_FALLBACK_FRAME_STATE_FOR)? pre: pc is a return address the
+ * stack walk found and libgcc would read the same bytes. */
+static inline int ax_arch_sigreturn_at(uintptr_t pc) {
+  static const unsigned char code[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+  const volatile unsigned char *p = (const unsigned char *)pc;
+  for (unsigned i = 0; i < sizeof code; i++)
+    if (p[i] != code[i])
+      return 0;
+  return 1;
+}
+
 #endif

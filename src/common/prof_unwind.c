@@ -1,0 +1,498 @@
+/* The heap profiler's stack walk: libgcc's unwind tables, read once per return address.
+ *
+ * libgcc's _Unwind_Backtrace finds each frame's FDE and runs its CIE's and FDE's call-frame
+ * programs again for every frame of every walk: about 1,500 instructions a frame. Yet what a
+ * walk needs of a frame depends only on its return address: where the CFA is (the stack
+ * pointer or the frame pointer, plus an offset), where the return address and the caller's
+ * frame pointer were saved (offsets from the CFA). So the first walk through an address runs
+ * its programs here, as libgcc would, and keeps that rule in a table; later walks look it up
+ * (a few dozen instructions a frame).
+ *
+ * What a rule cannot say (a CFA or register given by an expression or held in another
+ * register, a signal frame, return-address signing) is kept as "slow": a stack through it is
+ * walked by libgcc, whole. An address without an FDE ends the walk, as in libgcc (a static
+ * program's _start: crt1.o's table is not registered), unless it is a signal's return. So the
+ * two walks give the same frames; AXMALLOC_PROF_UNWIND=check takes every stack both ways and
+ * aborts, naming both, where they differ (t_prof), and AXMALLOC_PROF_UNWIND=libgcc walks with
+ * libgcc only.
+ *
+ * A code unloaded (dlclose) and another mapped at its address must not inherit its rules: an
+ * entry keeps the 8 bytes of code before its return address (the call instruction), and is
+ * used only while they are the same.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <unwind.h>
+
+#include "prof.h"
+
+/* libgcc's, exported (GCC_3.0) but in no installed header: the FDE that covers pc, and the
+ * bases its pointers are relative to (func: the start of the function the FDE covers). */
+struct dwarf_eh_bases {
+  void *tbase, *dbase, *func;
+};
+extern const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
+
+/* ---- rules --------------------------------------------------------------------------------- */
+
+enum {
+  R_CFA_FP = 1,   /* CFA = the frame pointer + cfa_off (else the stack pointer + cfa_off) */
+  R_FP_SAVED = 2, /* the caller's frame pointer is at CFA + fp_off (else it is unchanged) */
+  R_FP_LOST = 4,  /* the caller's frame pointer is not known (undefined) */
+  R_END = 8,      /* the return address is undefined: the outermost frame */
+  R_SLOW = 16,    /* not a rule of this shape: libgcc walks the stack */
+};
+
+typedef struct rule {
+  int32_t cfa_off, ra_off, fp_off;
+  uint32_t flags;
+} rule_t;
+
+/* One register's rule while the programs run: only these shapes are followed. */
+enum { H_UNSAVED, H_OFFSET, H_UNDEFINED, H_OTHER };
+typedef struct how {
+  uint8_t how;
+  int64_t off;
+} how_t;
+typedef struct cfa_state {
+  uint64_t cfa_reg;
+  int64_t cfa_off;
+  bool cfa_other; /* an expression */
+  how_t ra, fp;
+} cfa_state_t;
+
+static uint64_t uleb(const uint8_t **p, const uint8_t *end) {
+  uint64_t v = 0;
+  for (unsigned shift = 0; *p < end; shift += 7) {
+    uint8_t b = *(*p)++;
+    if (shift < 64)
+      v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80))
+      break;
+  }
+  return v;
+}
+
+static int64_t sleb(const uint8_t **p, const uint8_t *end) {
+  uint64_t v = 0;
+  unsigned shift = 0;
+  uint8_t b = 0;
+  while (*p < end) {
+    b = *(*p)++;
+    if (shift < 64)
+      v |= (uint64_t)(b & 0x7f) << shift;
+    shift += 7;
+    if (!(b & 0x80))
+      break;
+  }
+  if (shift < 64 && (b & 0x40))
+    v |= ~(uint64_t)0 << shift;
+  return (int64_t)v;
+}
+
+/* Skips a pointer of DW_EH_PE encoding enc. post: false for encodings a rule cannot use. */
+static bool skip_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc) {
+  if (enc == 0xff) /* DW_EH_PE_omit */
+    return true;
+  if ((enc & 0x70) == 0x50) /* DW_EH_PE_aligned */
+    return false;
+  switch (enc & 0x0f) {
+  case 0x00:
+    *p += sizeof(void *);
+    break; /* absptr */
+  case 0x01:
+    uleb(p, end);
+    break;
+  case 0x09:
+    sleb(p, end);
+    break;
+  case 0x02:
+  case 0x0a:
+    *p += 2;
+    break;
+  case 0x03:
+  case 0x0b:
+    *p += 4;
+    break;
+  case 0x04:
+  case 0x0c:
+    *p += 8;
+    break;
+  default:
+    return false;
+  }
+  return *p <= end;
+}
+
+/* The fields of a CIE a rule needs. */
+typedef struct cie {
+  const uint8_t *insn, *end;
+  uint64_t code_align, ra_reg;
+  int64_t data_align;
+  uint8_t fde_enc;
+  bool z, ok;
+} cie_t;
+
+static const uint8_t *entry_end(const uint8_t *e, const uint8_t **body) {
+  uint32_t len;
+  memcpy(&len, e, 4);
+  if (len == 0 || len == 0xffffffffu) /* a terminator, or 64-bit DWARF (not in .eh_frame) */
+    return NULL;
+  *body = e + 4;
+  return e + 4 + len;
+}
+
+static cie_t parse_cie(const uint8_t *c) {
+  cie_t r = {0};
+  const uint8_t *p, *end = entry_end(c, &p);
+  if (!end)
+    return r;
+  p += 4; /* the CIE id */
+  uint8_t version = *p++;
+  const char *aug = (const char *)p;
+  size_t aug_len = strnlen(aug, (size_t)(end - p));
+  p += aug_len + 1;
+  if (version != 1 && version != 3 && version != 4)
+    return r;
+  if (version == 4)
+    p += 2; /* address size, segment size */
+  r.code_align = uleb(&p, end);
+  r.data_align = sleb(&p, end);
+  r.ra_reg = version == 1 ? *p++ : uleb(&p, end);
+  r.fde_enc = 0; /* absptr unless 'R' says otherwise */
+  if (aug_len) {
+    if (aug[0] != 'z')
+      return r;
+    r.z = true;
+    uint64_t n = uleb(&p, end);
+    const uint8_t *data = p;
+    for (size_t i = 1; i < aug_len; i++) {
+      switch (aug[i]) {
+      case 'R':
+        r.fde_enc = *p++;
+        break;
+      case 'L':
+        p++;
+        break;
+      case 'P':
+        if (!skip_encoded(&p, end, *p++))
+          return r;
+        break;
+      case 'G':
+        break; /* memory-tagged stack frames: nothing for the walk */
+      default:
+        return r; /* 'S' (a signal frame), 'B' (signed return addresses), ... */
+      }
+    }
+    p = data + n;
+  }
+  if (p > end)
+    return r;
+  r.insn = p;
+  r.end = end;
+  r.ok = true;
+  return r;
+}
+
+static how_t *reg_how(cfa_state_t *s, uint64_t reg) {
+  return reg == AX_DWARF_RA ? &s->ra : reg == AX_DWARF_FP ? &s->fp : NULL;
+}
+
+/* Runs a call-frame program as libgcc's execute_cfa_program does, up to the row of pc - 1
+ * (loc < pc). post: false for an instruction this walk does not follow. */
+static bool run_cfa(const uint8_t *p, const uint8_t *end, const cie_t *cie, uintptr_t *loc,
+                    uintptr_t pc, cfa_state_t *s) {
+  cfa_state_t saved[8];
+  unsigned depth = 0;
+  while (p < end && *loc < pc) {
+    uint8_t op = *p++;
+    uint64_t reg;
+    how_t *h;
+    switch (op & 0xc0) {
+    case 0x40: /* advance_loc */
+      *loc += (op & 0x3f) * cie->code_align;
+      continue;
+    case 0x80: /* offset */
+      if ((h = reg_how(s, op & 0x3f)))
+        *h = (how_t){H_OFFSET, (int64_t)uleb(&p, end) * cie->data_align};
+      else
+        uleb(&p, end);
+      continue;
+    case 0xc0: /* restore: libgcc makes it unsaved, not the CIE's rule */
+      if ((h = reg_how(s, op & 0x3f)))
+        *h = (how_t){H_UNSAVED, 0};
+      continue;
+    }
+    switch (op) {
+    case 0x00:
+      break; /* nop */
+    case 0x02:
+      *loc += *p++ * cie->code_align;
+      break;     /* advance_loc1 */
+    case 0x03: { /* advance_loc2 */
+      uint16_t d;
+      memcpy(&d, p, 2);
+      p += 2;
+      *loc += d * cie->code_align;
+      break;
+    }
+    case 0x04: { /* advance_loc4 */
+      uint32_t d;
+      memcpy(&d, p, 4);
+      p += 4;
+      *loc += d * cie->code_align;
+      break;
+    }
+    case 0x05: /* offset_extended */
+    case 0x11: /* offset_extended_sf */
+    case 0x2f: /* GNU_negative_offset_extended */
+      reg = uleb(&p, end);
+      {
+        int64_t off = op == 0x11 ? sleb(&p, end) : (int64_t)uleb(&p, end);
+        if (op == 0x2f)
+          off = -off;
+        if ((h = reg_how(s, reg)))
+          *h = (how_t){H_OFFSET, off * cie->data_align};
+      }
+      break;
+    case 0x06: /* restore_extended */
+    case 0x08: /* same_value */
+      if ((h = reg_how(s, uleb(&p, end))))
+        *h = (how_t){H_UNSAVED, 0};
+      break;
+    case 0x07: /* undefined */
+      if ((h = reg_how(s, uleb(&p, end))))
+        *h = (how_t){H_UNDEFINED, 0};
+      break;
+    case 0x09: /* register */
+    case 0x14: /* val_offset */
+    case 0x15: /* val_offset_sf */
+      reg = uleb(&p, end);
+      if (op == 0x15)
+        sleb(&p, end);
+      else
+        uleb(&p, end);
+      if ((h = reg_how(s, reg)))
+        *h = (how_t){H_OTHER, 0};
+      break;
+    case 0x0a: /* remember_state */
+      if (depth == sizeof saved / sizeof saved[0])
+        return false;
+      saved[depth++] = *s;
+      break;
+    case 0x0b: /* restore_state: the CFA and the registers */
+      if (!depth)
+        return false;
+      *s = saved[--depth];
+      break;
+    case 0x0c: /* def_cfa */
+      s->cfa_reg = uleb(&p, end);
+      s->cfa_off = (int64_t)uleb(&p, end);
+      s->cfa_other = false;
+      break;
+    case 0x12: /* def_cfa_sf */
+      s->cfa_reg = uleb(&p, end);
+      s->cfa_off = sleb(&p, end) * cie->data_align;
+      s->cfa_other = false;
+      break;
+    case 0x0d:
+      s->cfa_reg = uleb(&p, end);
+      s->cfa_other = false;
+      break; /* def_cfa_register */
+    case 0x0e:
+      s->cfa_off = (int64_t)uleb(&p, end);
+      break; /* def_cfa_offset */
+    case 0x13:
+      s->cfa_off = sleb(&p, end) * cie->data_align;
+      break;   /* def_cfa_offset_sf */
+    case 0x0f: /* def_cfa_expression */
+      s->cfa_other = true;
+      p += uleb(&p, end);
+      break;
+    case 0x10: /* expression */
+    case 0x16: /* val_expression */
+      reg = uleb(&p, end);
+      p += uleb(&p, end);
+      if ((h = reg_how(s, reg)))
+        *h = (how_t){H_OTHER, 0};
+      break;
+    case 0x2e:
+      uleb(&p, end);
+      break; /* GNU_args_size */
+    default:
+      return false; /* set_loc, AArch64's negate_ra_state, vendor extensions */
+    }
+  }
+  return p <= end;
+}
+
+static bool fits(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+/* The rule of the frame whose return address is pc, from its FDE: as libgcc's
+ * uw_frame_state_for reads it. */
+static rule_t derive(uintptr_t pc) {
+  const rule_t slow = {0, 0, 0, R_SLOW};
+  struct dwarf_eh_bases bases;
+  const uint8_t *fde = _Unwind_Find_FDE((void *)(pc - 1), &bases), *p;
+  if (!fde) /* libgcc ends the walk there too, unless pc is a signal's return */
+    return ax_arch_sigreturn_at(pc) ? slow : (rule_t){0, 0, 0, R_END};
+  const uint8_t *end = entry_end(fde, &p);
+  if (!end)
+    return slow;
+  int32_t delta;
+  memcpy(&delta, p, 4);
+  cie_t cie = parse_cie(p - delta);
+  p += 4;
+  if (!cie.ok || cie.ra_reg != AX_DWARF_RA || !skip_encoded(&p, end, cie.fde_enc) ||
+      !skip_encoded(&p, end, cie.fde_enc & 0x0f)) /* pc_begin, pc_range */
+    return slow;
+  if (cie.z)
+    p += uleb(&p, end); /* the augmentation data (the LSDA) */
+  uintptr_t loc = (uintptr_t)bases.func;
+  cfa_state_t s = {.cfa_reg = AX_DWARF_SP};
+  if (!run_cfa(cie.insn, cie.end, &cie, &loc, pc, &s) || !run_cfa(p, end, &cie, &loc, pc, &s))
+    return slow;
+  rule_t r = {0};
+  if (s.cfa_other || (s.cfa_reg != AX_DWARF_SP && s.cfa_reg != AX_DWARF_FP) || !fits(s.cfa_off))
+    return slow;
+  r.cfa_off = (int32_t)s.cfa_off;
+  r.flags = s.cfa_reg == AX_DWARF_FP ? R_CFA_FP : 0;
+  if (s.ra.how == H_UNDEFINED)
+    r.flags |= R_END;
+  else if (s.ra.how == H_OFFSET && fits(s.ra.off))
+    r.ra_off = (int32_t)s.ra.off;
+  else
+    return slow;
+  if (s.fp.how == H_OFFSET && fits(s.fp.off)) {
+    r.flags |= R_FP_SAVED;
+    r.fp_off = (int32_t)s.fp.off;
+  } else if (s.fp.how == H_UNDEFINED) {
+    r.flags |= R_FP_LOST;
+  } else if (s.fp.how != H_UNSAVED) {
+    return slow;
+  }
+  return r;
+}
+
+/* ---- the table of rules -------------------------------------------------------------------- */
+
+/* Open addressing, never shrinking; full, a rule is used without being kept. An entry is
+ * written under the fill lock with its pc cleared first and set last; a reader takes it
+ * when pc reads the same before and after its fields (a seqlock whose count is pc). */
+typedef struct entry {
+  uintptr_t pc;
+  uint64_t code; /* the 8 bytes before pc */
+  rule_t rule;
+} entry_t;
+
+#define TABLE_BITS 12
+#define PROBES 8
+static entry_t *table;
+static ax_atomic_word fill_lock;
+static unsigned filled;
+
+static size_t slot_of(uintptr_t pc) {
+  return (size_t)(((uint64_t)pc * 0x9e3779b97f4a7c15ull) >> (64 - TABLE_BITS));
+}
+
+/* The code before a return address: the call instruction's bytes, read only inside the
+ * 4 KiB page that holds pc - 1 (which the call was fetched from). */
+static uint64_t code_at(uintptr_t pc) {
+  uint64_t v = 0;
+  if ((pc & 4095) >= 8)
+    memcpy(&v, (const void *)(pc - 8), 8);
+  return v;
+}
+
+static bool lookup(uintptr_t pc, uint64_t code, rule_t *r) {
+  entry_t *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
+  if (!t)
+    return false;
+  for (size_t i = slot_of(pc), n = 0; n < PROBES; n++, i = (i + 1) & ((1u << TABLE_BITS) - 1)) {
+    entry_t *e = &t[i];
+    uintptr_t k = __atomic_load_n(&e->pc, __ATOMIC_ACQUIRE);
+    if (k == 0)
+      return false;
+    if (k != pc)
+      continue;
+    uint64_t c = __atomic_load_n(&e->code, __ATOMIC_RELAXED);
+    rule_t v = {__atomic_load_n(&e->rule.cfa_off, __ATOMIC_RELAXED),
+                __atomic_load_n(&e->rule.ra_off, __ATOMIC_RELAXED),
+                __atomic_load_n(&e->rule.fp_off, __ATOMIC_RELAXED),
+                __atomic_load_n(&e->rule.flags, __ATOMIC_RELAXED)};
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&e->pc, __ATOMIC_RELAXED) != pc)
+      return false;
+    if (c != code)
+      return false; /* other code at this address now: derived again, and replaced */
+    *r = v;
+    return true;
+  }
+  return false;
+}
+
+static void keep(uintptr_t pc, uint64_t code, rule_t r) {
+  if (ax_atomic_xchg_acquire(&fill_lock, 1))
+    return; /* another thread fills: this rule is used, not kept */
+  entry_t *t = table;
+  if (!t && (t = axi_os_map(sizeof(entry_t) << TABLE_BITS)))
+    __atomic_store_n(&table, t, __ATOMIC_RELEASE);
+  if (t && filled < (3u << TABLE_BITS) / 4) {
+    size_t i = slot_of(pc);
+    for (unsigned n = 0; n < PROBES; n++, i = (i + 1) & ((1u << TABLE_BITS) - 1)) {
+      entry_t *e = &t[i];
+      if (e->pc != 0 && e->pc != pc)
+        continue;
+      if (e->pc == 0)
+        filled++;
+      __atomic_store_n(&e->pc, 0, __ATOMIC_RELAXED);
+      __atomic_thread_fence(__ATOMIC_RELEASE);
+      __atomic_store_n(&e->code, code, __ATOMIC_RELAXED);
+      __atomic_store_n(&e->rule.cfa_off, r.cfa_off, __ATOMIC_RELAXED);
+      __atomic_store_n(&e->rule.ra_off, r.ra_off, __ATOMIC_RELAXED);
+      __atomic_store_n(&e->rule.fp_off, r.fp_off, __ATOMIC_RELAXED);
+      __atomic_store_n(&e->rule.flags, r.flags, __ATOMIC_RELAXED);
+      __atomic_store_n(&e->pc, pc, __ATOMIC_RELEASE);
+      break;
+    }
+  }
+  ax_atomic_store_release(&fill_lock, 0);
+}
+
+void axi_prof_unwind_fork_child(void) { ax_atomic_store_relaxed(&fill_lock, 0); }
+
+/* ---- the walk ------------------------------------------------------------------------------ */
+
+/* Return addresses from the caller's frame outwards, as _Unwind_Backtrace from the caller
+ * would give them (its first: the return into the caller). post: the frames, at most max;
+ * 0 when libgcc must walk this stack (a frame without a rule of this shape). */
+__attribute__((noinline)) unsigned axi_prof_unwind(uintptr_t *out, unsigned max) {
+  uintptr_t pc = (uintptr_t)__builtin_return_address(0);
+  uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();         /* the caller's, at the call */
+  uintptr_t fp = *(uintptr_t *)__builtin_frame_address(0); /* the caller's, saved by our entry */
+  bool fp_known = true;
+  unsigned n = 0;
+  while (pc != 0 && n < max) {
+    out[n++] = pc;
+    uint64_t code = code_at(pc);
+    rule_t r;
+    if (!lookup(pc, code, &r)) {
+      r = derive(pc);
+      keep(pc, code, r);
+    }
+    if (r.flags & (R_SLOW | R_END))
+      return r.flags & R_SLOW ? 0 : n;
+    if ((r.flags & R_CFA_FP) && !fp_known)
+      return 0;
+    uintptr_t cfa = ((r.flags & R_CFA_FP) ? fp : sp) + (uintptr_t)(intptr_t)r.cfa_off;
+    if (cfa <= sp || cfa - sp > ((uintptr_t)1 << 30) || (cfa & 7))
+      return 0; /* not a caller's frame: libgcc decides */
+    pc = *(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)r.ra_off);
+    if (r.flags & R_FP_SAVED)
+      fp = *(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)r.fp_off);
+    else if (r.flags & R_FP_LOST)
+      fp_known = false;
+    sp = cfa;
+  }
+  return n;
+}
