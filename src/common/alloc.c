@@ -52,24 +52,29 @@ static AX_NOINLINE AX_API void *malloc_profiled(ax_heap_t *heap, size_t size, bo
   }
   if (heap->prof.busy)
     return malloc_common(heap, size, zero);
-  if (size <= AX_LARGE_MAX && axi_prof_take(heap, size)) {
+  if (size > AX_LARGE_MAX) {
+    p = malloc_common(heap, size, zero);
+    if (p && axi_prof_huge_due(heap, p, size)) {
+      ax_prof_stack_t st;
+      axi_prof_capture(heap, &st);
+      axi_prof_huge_record(p, size, &st);
+    }
+    return p;
+  }
+  unsigned c = axi_class_of(size);
+  if (axi_prof_take(heap, c)) {
     ax_prof_stack_t st;
     axi_prof_capture(heap, &st);
     if ((p = axi_prof_sampled(heap, size, zero, &st)))
       return p; /* (else it goes unsampled: the profile must not fail an allocation) */
   }
-  unsigned c = size <= AX_DIRECT_MAX ? axi_class_of(size) : 0;
+  if (!axi_class_direct(c)) /* (no grant) */
+    return malloc_common(heap, size, zero);
   uint8_t was = heap->prof.serving;
   heap->prof.serving = (uint8_t)c;
   p = malloc_common(heap, size, zero);
   heap->prof.serving = was;
-  if (size > AX_LARGE_MAX && p && axi_prof_huge_due(heap, p, size)) {
-    ax_prof_stack_t st;
-    axi_prof_capture(heap, &st);
-    axi_prof_huge_record(p, size, &st);
-  }
-  if (c)
-    axi_page_prof_grant(heap, c);
+  axi_page_prof_grant(heap, c);
   return p;
 }
 

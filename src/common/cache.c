@@ -85,26 +85,33 @@ static void push(ax_heap_t *heap, unsigned c, ax_block_t *b) {
  * block goes to its page instead, the cache drains, and that allocation takes the slow path.
  * Reached through AX_OWNER_PROF (free.c), so that axi_cache_free stays as it is. pre: as
  * axi_cache_free's. */
-void axi_cache_free_prof(ax_block_t *b, ax_page_t *page) {
-  ax_heap_t *heap = axi_tls_heap;
-  if (heap->prof.started && heap->prof.left[page->cls] == 0)
-    return axi_page_give_back(heap, page, b);
-  if (heap->prof.started)
-    heap->prof.left[page->cls]--;
-  axi_cache_free(b, page);
-}
-
 /* b goes in the heap's last slot when that is empty, else on its class's stack (a block
  * already in the slot stays: moving it to its stack cost a second push whenever the program
- * alternates classes, as wl_oneblock does). pre: the calling thread owns page, whose class
- * is cached; b passed free()'s checks. */
-void axi_cache_free(ax_block_t *b, ax_page_t *page) {
-  ax_heap_t *heap = axi_tls_heap; /* the page's owner is this thread: its heap */
-  axi_set_link(page, b, b);       /* looks free to a second free() of it */
+ * alternates classes, as wl_oneblock does). */
+static inline void put(ax_heap_t *heap, ax_block_t *b, ax_page_t *page) {
+  axi_set_link(page, b, b); /* looks free to a second free() of it */
   if (heap->cache.last_cls)
     return push(heap, page->cls, b);
   heap->cache.last = b;
   heap->cache.last_cls = page->cls;
+}
+
+/* (left is 0 for every class until the heap's profile starts, and start() sets it anew) */
+void axi_cache_free_prof(ax_block_t *b, ax_page_t *page) {
+  ax_heap_t *heap = axi_tls_heap;
+  uint64_t *left = &heap->prof.left[page->cls];
+  if (ax_likely(*left != 0)) {
+    --*left;
+    return put(heap, b, page);
+  }
+  if (!heap->prof.started)
+    return put(heap, b, page);
+  axi_page_give_back(heap, page, b);
+}
+
+/* pre: the calling thread owns page, whose class is cached; b passed free()'s checks. */
+void axi_cache_free(ax_block_t *b, ax_page_t *page) {
+  put(axi_tls_heap, b, page); /* the page's owner is this thread: its heap */
 }
 
 /* Every cached block goes back to its page (trim, thread exit, refused mappings). */

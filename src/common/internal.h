@@ -647,7 +647,6 @@ static inline __attribute__((always_inline)) void axi_prof_capture(ax_heap_t *he
 AXI_HIDDEN void axi_prof_init(void);
 AXI_HIDDEN uint64_t axi_prof_rate(void);
 AXI_HIDDEN const char *axi_prof_prefix(void);
-AXI_HIDDEN bool axi_prof_take(ax_heap_t *heap, size_t size);
 AXI_HIDDEN void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero,
                                   const ax_prof_stack_t *st);
 AXI_HIDDEN bool axi_prof_huge_due(ax_heap_t *heap, void *p, size_t size);
@@ -657,9 +656,40 @@ AXI_HIDDEN void axi_prof_release(ax_segment_t *seg);
 AXI_HIDDEN void axi_prof_slot_free(const char *fn, ax_segment_t *seg, void *p);
 AXI_HIDDEN size_t axi_prof_slot_size(const char *fn, ax_segment_t *seg, const void *p);
 AXI_HIDDEN void axi_prof_fork_child(void);
-/* page.c's profiling grants: the fast path's lists cut to what may go before a sample */
-AXI_HIDDEN void axi_page_prof_settle(ax_heap_t *heap, unsigned c);
+/* page.c's profiling grants: the fast path's lists cut to what may go before a sample. The
+ * classes the direct table serves (sizes up to AX_DIRECT_MAX) have grants. */
+static inline bool axi_class_direct(unsigned c) { return c <= axi_class_of(AX_DIRECT_MAX); }
+AXI_HIDDEN void axi_page_prof_settle_walk(ax_heap_t *heap, unsigned c);
 AXI_HIDDEN void axi_page_prof_grant(ax_heap_t *heap, unsigned c);
+/* Close class c's grant: the blocks the fast path took from it count against left. With the
+ * list used up (the usual way back to the slow path), it took them all: no walk. */
+static inline void axi_page_prof_settle(ax_heap_t *heap, unsigned c) {
+  ax_page_t *page = heap->prof.grant_page[c];
+  if (!page)
+    return;
+  if (page->free)
+    return axi_page_prof_settle_walk(heap, c);
+  uint64_t left = heap->prof.left[c], taken = heap->prof.granted[c];
+  heap->prof.left[c] = left > taken ? left - taken : 0;
+  heap->prof.grant_page[c] = NULL;
+}
+AXI_HIDDEN bool axi_prof_take_slow(ax_heap_t *heap, unsigned c);
+/* malloc's slow path, for a block of class c: settles what the fast path handed out of the
+ * class since the slow path last came by, counts this allocation, and tells whether it is
+ * the sampled one. pre: c's size <= AX_LARGE_MAX; heap is the thread's own, not busy.
+ * post: true: sample it (axi_prof_sampled); false: allocate as usual, then (a direct class)
+ * axi_page_prof_grant. */
+static inline bool axi_prof_take(ax_heap_t *heap, unsigned c) {
+  ax_prof_heap_t *ph = &heap->prof;
+  if (ax_unlikely(!ph->started))
+    return axi_prof_take_slow(heap, c);
+  axi_page_prof_settle(heap, c);
+  if (ax_likely(ph->left[c] != 0)) {
+    ph->left[c]--;
+    return false;
+  }
+  return axi_prof_take_slow(heap, c);
+}
 AXI_HIDDEN void axi_page_prof_settle_all(ax_heap_t *heap);
 AXI_HIDDEN void axi_page_prof_grant_all(ax_heap_t *heap);
 /* init.c: a decimal environment variable (dflt when unset or empty), without allocating */

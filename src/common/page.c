@@ -617,13 +617,9 @@ void *axi_page_malloc(ax_heap_t *heap, size_t size, bool zero) {
  * or the page stops being current (settle). Grants are made and settled on slow paths only
  * (malloc's, current_update's, trim's), and nothing else lengthens a granted list. */
 
-static bool prof_direct(unsigned c) { return axi_class_size(c) <= AX_DIRECT_MAX; }
-
-/* Close class c's grant: the blocks the fast path took from it count against left. */
-void axi_page_prof_settle(ax_heap_t *heap, unsigned c) {
+/* axi_page_prof_settle (internal.h) of a grant with blocks left on its list: counted. */
+void axi_page_prof_settle_walk(ax_heap_t *heap, unsigned c) {
   ax_page_t *page = heap->prof.grant_page[c];
-  if (!page)
-    return;
   uint32_t n = 0, granted = heap->prof.granted[c];
   for (const ax_block_t *b = page->free; b && n < granted; n++)
     b = axi_link(page, b);
@@ -650,7 +646,7 @@ static uint64_t prof_free_count(const ax_page_t *page, uint64_t max) {
 void axi_page_prof_grant(ax_heap_t *heap, unsigned c) {
   heap->prof.grant_page[c] = NULL;
   ax_page_t *page = heap->current[c];
-  if (!heap->prof.started || !prof_direct(c) || page == &axi_page_empty || c == heap->prof.serving)
+  if (!heap->prof.started || !axi_class_direct(c) || page == &axi_page_empty || c == heap->prof.serving)
     return;
   uint64_t left = heap->prof.left[c], n = page->free ? prof_free_count(page, left) : 0;
   if (n > left) { /* the blocks past left wait on local_free */
@@ -680,11 +676,11 @@ void axi_page_prof_grant(ax_heap_t *heap, unsigned c) {
 
 /* Around heap-wide walks that lengthen free lists (trim, a refused mapping). */
 void axi_page_prof_settle_all(ax_heap_t *heap) {
-  for (unsigned c = 1; c < AX_CLASSES && prof_direct(c); c++)
+  for (unsigned c = 1; c < AX_CLASSES && axi_class_direct(c); c++)
     axi_page_prof_settle(heap, c);
 }
 void axi_page_prof_grant_all(ax_heap_t *heap) {
-  for (unsigned c = 1; c < AX_CLASSES && prof_direct(c); c++)
+  for (unsigned c = 1; c < AX_CLASSES && axi_class_direct(c); c++)
     axi_page_prof_grant(heap, c);
 }
 

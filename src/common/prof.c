@@ -116,23 +116,16 @@ static void start(ax_heap_t *heap) {
 
 /* ---- which allocations are sampled ----------------------------------------------------- */
 
-/* malloc's slow path, for a block of a size class. Settles what the fast path handed out
- * of the class since the slow path last came by (page.c), counts this allocation, and tells
- * whether it is the sampled one. pre: size <= AX_LARGE_MAX; heap is the thread's own, not
- * busy. post: true: sample it (call
- * axi_prof_sampled); false: allocate as usual, then axi_page_prof_grant. */
-AX_API bool axi_prof_take(ax_heap_t *heap, size_t size) {
+/* axi_prof_take's rarer part (internal.h): a heap's first count (nothing is sampled before
+ * the constructors ran, see ready), or class c's turn to be sampled (a new interval drawn).
+ * post: true: sample this allocation. */
+bool axi_prof_take_slow(ax_heap_t *heap, unsigned c) {
   ax_prof_heap_t *ph = &heap->prof;
-  if (!ready)
-    return false;
-  if (!ph->started)
+  if (!ph->started) {
+    if (!ready)
+      return false;
     start(heap);
-  unsigned c = axi_class_of(size);
-  if (axi_class_size(c) <= AX_DIRECT_MAX)
-    axi_page_prof_settle(heap, c);
-  if (ph->left[c]) {
-    ph->left[c]--;
-    return false;
+    return axi_prof_take(heap, c);
   }
   ph->left[c] = skip_count(ph, axi_class_size(c));
   return true;
