@@ -89,8 +89,7 @@ static AX_NOINLINE void free_cached_prof_suspect(ax_block_t *b, ax_page_t *page)
   axi_cache_free_prof(b, page);
 }
 static inline void free_cached_prof(ax_block_t *b, ax_page_t *page) {
-  return axi_looks_free(page, b) ? free_cached_prof_suspect(b, page)
-                                 : axi_cache_free_prof(b, page);
+  return axi_looks_free(page, b) ? free_cached_prof_suspect(b, page) : axi_cache_free_prof(b, page);
 }
 
 /* The page's owner word is not our thread id: another thread's page (remote free), our own

@@ -646,7 +646,8 @@ static uint64_t prof_free_count(const ax_page_t *page, uint64_t max) {
 void axi_page_prof_grant(ax_heap_t *heap, unsigned c) {
   heap->prof.grant_page[c] = NULL;
   ax_page_t *page = heap->current[c];
-  if (!heap->prof.started || !axi_class_direct(c) || page == &axi_page_empty || c == heap->prof.serving)
+  if (!heap->prof.started || !axi_class_direct(c) || page == &axi_page_empty ||
+      c == heap->prof.serving)
     return;
   uint64_t left = heap->prof.left[c], n = page->free ? prof_free_count(page, left) : 0;
   if (n > left) { /* the blocks past left wait on local_free */
