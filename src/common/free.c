@@ -84,12 +84,10 @@ static inline void free_cached(ax_block_t *b, ax_page_t *page) {
 }
 
 /* The same while the heap profiler samples: the block is counted as it enters the cache. */
-static AX_NOINLINE void free_cached_prof_suspect(ax_block_t *b, ax_page_t *page) {
-  axi_check_double_free(page, b);
+static AX_NOINLINE void free_cached_prof(ax_block_t *b, ax_page_t *page) {
+  if (axi_looks_free(page, b))
+    axi_check_double_free(page, b);
   axi_cache_free_prof(b, page);
-}
-static inline void free_cached_prof(ax_block_t *b, ax_page_t *page) {
-  return axi_looks_free(page, b) ? free_cached_prof_suspect(b, page) : axi_cache_free_prof(b, page);
 }
 
 /* The page's owner word is not our thread id: another thread's page (remote free), our own
@@ -100,8 +98,6 @@ static AX_NOINLINE void free_other(ax_block_t *b, ax_page_t *page) {
   uintptr_t owner = ax_atomic_load_relaxed(&page->xowner), x = owner ^ ax_arch_thread_id();
   if (x == AX_OWNER_CACHED) /* the common case here first: ours, cached, not full */
     return free_cached(b, page);
-  if (x == AX_OWNER_PROF) /* the same while the heap profiler samples (cache.c) */
-    return free_cached_prof(b, page);
   if (x & ~AX_OWNER_FLAGS)
     return axi_remote_free(b, page, axi_segment_of(page));
   if (owner & AX_OWNER_CACHED) /* ours, cached, and in the full list */
