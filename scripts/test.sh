@@ -22,7 +22,7 @@
 #                       tagging (AXMALLOC_MTE=1, max; 16 KiB pages: the native pass), each
 #                       NEON kernel (`kernel` tests)
 #   aarch64-lse/max     build-aarch64-lse/   -DAX_AARCH64_ATOMICS=lse (needs an ARMv8.1 CPU);
-#                       this and the next two run the `quick`, `atomics` and `mt` tests
+#                       this and the next two run the `atomics` and `mt` tests
 #   aarch64-llsc/cortex-a57 build-aarch64-llsc/ -DAX_AARCH64_ATOMICS=llsc (on max it would run
 #                       the same instructions: the build never looks at the CPU's atomics)
 #   aarch64-builtin/*   build-aarch64-builtin/ -DAX_ATOMICS_BUILTIN=ON (the atomics TSan builds
@@ -77,7 +77,7 @@ VARIANT_EXCLUDE="^(t_preload|t_progs|t_budget|t_install|t_package|t_launcher|t_l
 PROF_EXCLUDE="^t_prof"
 # The forced-kernel passes run the `kernel` tests, the fixed-atomics aarch64 builds these
 # (tests/paths.cmake): the default pass and the first aarch64 pass run everything
-ATOMICS_LABELS="quick|atomics|mt"
+ATOMICS_LABELS="atomics|mt"
 
 total_pass=0 total_fail=0 total_skip=0 any_failed=0 stage_t0=
 summary=()
@@ -209,16 +209,18 @@ t0=$SECONDS stage_t0=$SECONDS
 if ax_configure "$NATIVE_DIR" "" -DAX_BUILD_FUZZ=ON "${EXTRA_CMAKE_ARGS[@]}" && ax_build "$NATIVE_DIR"; then
   run_ctest native "$NATIVE_DIR" "$NATIVE_TIMEOUT"
   if [[ ${AX_QUICK:-0} != 1 ]]; then
-    run_ctest native/force-mt "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_MT=1 -- -E "$VARIANT_EXCLUDE"
+    run_ctest native/force-mt "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_MT=1 -- -LE threads \
+      -E "$VARIANT_EXCLUDE"
     for isa in ${AX_NATIVE_ISAS:-sse2 avx2 avx512 erms}; do
       run_ctest "native/isa=$isa" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_ISA=$isa -- \
         -L kernel -E "$VARIANT_EXCLUDE|$PROF_EXCLUDE"
     done
     for ps in 16384 65536; do
-      prof_excl=
-      [[ $ps == 65536 ]] || prof_excl="|$PROF_EXCLUDE"
+      # (16 KiB: the profiler's tests and the long stress runs are left to 64 KiB)
+      excl=$VARIANT_EXCLUDE more=()
+      [[ $ps == 65536 ]] || { excl+="|$PROF_EXCLUDE"; more=(-LE stress); }
       run_ctest "native/page=$ps" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_PAGE_SIZE=$ps -- \
-        -E "$VARIANT_EXCLUDE$prof_excl"
+        -E "$excl" "${more[@]}"
     done
     # (glibc's own malloc under the same tests, the harness's proof, is left to local runs:
     # `bash scripts/glibc_tests.sh build`)
@@ -253,20 +255,22 @@ cross_stage() {
       cpu=${parts[0]}
       # the first run of the runtime build is the whole suite; the others are variants
       # (EXCLUDE=<regex> in a run leaves out more, LABEL=<regex> runs only the tests with
-      # such a label (tests/paths.cmake): neither is an environment variable)
-      local envs=() more= label= name
+      # such a label, LABEL_EXCLUDE=<regex> leaves those out (tests/paths.cmake): none is an
+      # environment variable)
+      local envs=() more= label= nolabel= name
       for p in "${parts[@]:1}"; do
         case $p in
           EXCLUDE=*) more=${p#EXCLUDE=} ;;
           LABEL=*) label=${p#LABEL=} ;;
+          LABEL_EXCLUDE=*) nolabel=${p#LABEL_EXCLUDE=} ;;
           *) envs+=("$p") ;;
         esac
       done
       excl=()
       [[ $first == 1 && $mode == runtime ]] ||
-        excl=(-- ${label:+-L "$label"} -E "$VARIANT_EXCLUDE|$PROF_EXCLUDE${more:+|$more}")
+        excl=(-- ${label:+-L "$label"} ${nolabel:+-LE "$nolabel"} -E "$VARIANT_EXCLUDE|$PROF_EXCLUDE${more:+|$more}")
       first=0
-      name=${run%%,EXCLUDE=*} name=${name%%,LABEL=*} # (both come last in a run)
+      name=${run%%,EXCLUDE=*} name=${name%%,LABEL*} # (these come last in a run)
       run_ctest "aarch64-$mode/$name" "$dir" "$QEMU_TIMEOUT" "QEMU_CPU=$cpu" "${envs[@]}" "${excl[@]}"
     done
   else
@@ -280,7 +284,7 @@ if [[ ${AX_SKIP_CROSS:-0} != 1 ]]; then
   for cpu in "${QEMU_CPUS[@]}"; do runs+=("$cpu"); done
   if [[ ${AX_QUICK:-0} != 1 ]]; then
     # (CI has 30 minutes: what a pass would repeat of another is left out)
-    runs+=("cortex-a57,AXMALLOC_FORCE_MT=1")
+    runs+=("cortex-a57,AXMALLOC_FORCE_MT=1,LABEL_EXCLUDE=threads")
     # 64 KiB pages, with memory tagging (MTE) on: the whole suite with every block tagged
     # (one pass for both: CI has 30 minutes). glibc's memset clears with DC ZVA, which qemu
     # 7.2 faults (SEGV_MAPERR) on a tagged pointer; its A64FX variant (SVE) does not use
