@@ -57,6 +57,7 @@
 #   --work DIR              AX_GLIBC_WORK=DIR: work directory (default <build>/glibc-tests)
 #   AX_GLIBC_TESTS="a b"    only these tests (names as in malloc/, e.g. tst-malloc)
 #   AX_GLIBC_MODES="native preload static"   only these modes
+#   AX_GLIBC_SKIP="static:tst-x ..."   leave out these tests in these modes
 #   AX_GLIBC_TARBALL=path   the glibc 2.36 source tarball
 #   TIMEOUTFACTOR=N         scales every test's timeout (glibc's variable, read by its driver)
 set -euo pipefail
@@ -575,7 +576,13 @@ main() {
   mapfile -t ordered < <(for t in "${run[@]}"; do echo "$(test_timeout "$t") $t"; done |
     sort -s -k1,1nr | cut -d' ' -f2)
   for m in "${MODES[@]}"; do
-    for t in "${ordered[@]}"; do tasks+=("$m $t"); done
+    for t in "${ordered[@]}"; do
+      if [[ " ${AX_GLIBC_SKIP:-} " == *" $m:$t "* ]]; then
+        echo "SKIPPED $m $t (AX_GLIBC_SKIP)"
+      else
+        tasks+=("$m $t")
+      fi
+    done
   done
   NOT_STARTED=0
   trap reap_all EXIT
