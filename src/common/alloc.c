@@ -68,13 +68,13 @@ static AX_NOINLINE AX_API void *malloc_profiled(ax_heap_t *heap, size_t size, bo
     if ((p = axi_prof_sampled(heap, size, zero, &st)))
       return p; /* (else it goes unsampled: the profile must not fail an allocation) */
   }
-  if (!axi_class_direct(c)) /* (no grant) */
-    return malloc_common(heap, size, zero);
+  unsigned g = axi_class_direct(c) ? c : 0; /* the class whose grant waits for its block */
   uint8_t was = heap->prof.serving;
-  heap->prof.serving = (uint8_t)c;
+  heap->prof.serving = (uint8_t)g;
   p = malloc_common(heap, size, zero);
   heap->prof.serving = was;
-  axi_page_prof_grant(heap, c);
+  if (g)
+    axi_page_prof_grant(heap, g);
   return p;
 }
 

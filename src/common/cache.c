@@ -79,12 +79,6 @@ static void push(ax_heap_t *heap, unsigned c, ax_block_t *b) {
   heap->cache.n[i] = n + 1;
 }
 
-/* While the heap profiler samples (prof.c), malloc takes cached blocks without a slow path
- * and counts nothing: so a block is counted as its class's next allocation when it enters the
- * cache (give_back returns the count). When the class's next allocation is the sampled one, the
- * block goes to its page instead, the cache drains, and that allocation takes the slow path.
- * Reached through AX_OWNER_PROF (free.c), so that axi_cache_free stays as it is. pre: as
- * axi_cache_free's. */
 /* b goes in the heap's last slot when that is empty, else on its class's stack (a block
  * already in the slot stays: moving it to its stack cost a second push whenever the program
  * alternates classes, as wl_oneblock does). */
@@ -96,7 +90,13 @@ static inline void put(ax_heap_t *heap, ax_block_t *b, ax_page_t *page) {
   heap->cache.last_cls = page->cls;
 }
 
-/* (left is 0 for every class until the heap's profile starts, and start() sets it anew) */
+/* While the heap profiler samples (prof.c), malloc takes cached blocks without a slow path
+ * and counts nothing: so a block is counted as its class's next allocation when it enters the
+ * cache (give_back returns the count). When the class's next allocation is the sampled one, the
+ * block goes to its page instead, the cache drains, and that allocation takes the slow path.
+ * Reached through AX_OWNER_PROF (free.c), so that axi_cache_free stays as it is. pre: as
+ * axi_cache_free's. (left is 0 for every class until the heap's profile starts, and start()
+ * sets it anew.) */
 void axi_cache_free_prof(ax_block_t *b, ax_page_t *page) {
   ax_heap_t *heap = axi_tls_heap;
   uint64_t *left = &heap->prof.left[page->cls];
