@@ -262,22 +262,20 @@ cross_stage() {
       cpu=${parts[0]}
       # the first run of the runtime build is the whole suite; the others are variants
       # (EXCLUDE=<regex> in a run leaves out more, LABEL=<regex> runs only the tests with
-      # such a label, LABEL_EXCLUDE=<regex> leaves those out (tests/paths.cmake): none is an
-      # environment variable)
-      local envs=() more= label= nolabel= name
+      # such a label (tests/paths.cmake): neither is an environment variable)
+      local envs=() more= label= name
       for p in "${parts[@]:1}"; do
         case $p in
           EXCLUDE=*) more=${p#EXCLUDE=} ;;
           LABEL=*) label=${p#LABEL=} ;;
-          LABEL_EXCLUDE=*) nolabel=${p#LABEL_EXCLUDE=} ;;
           *) envs+=("$p") ;;
         esac
       done
       excl=()
       [[ $first == 1 && $mode == runtime ]] ||
-        excl=(-- ${label:+-L "$label"} ${nolabel:+-LE "$nolabel"} -E "$VARIANT_EXCLUDE|$PROF_EXCLUDE${more:+|$more}")
+        excl=(-- ${label:+-L "$label"} -E "$VARIANT_EXCLUDE|$PROF_EXCLUDE${more:+|$more}")
       first=0
-      name=${run%%,EXCLUDE=*} name=${name%%,LABEL*} # (these come last in a run)
+      name=${run%%,EXCLUDE=*} name=${name%%,LABEL=*} # (both come last in a run)
       run_ctest "aarch64-$mode/$name" "$dir" "$QEMU_TIMEOUT" "QEMU_CPU=$cpu" "${envs[@]}" "${excl[@]}"
     done
   else
