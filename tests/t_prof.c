@@ -204,6 +204,22 @@ static NOINLINE void deep(int depth) { /* deeper than the 64 frames a stack keep
   __asm__ volatile("" ::: "memory");
 }
 
+/* Two callers, one after the other from the same frame, with frames of the same size: the
+ * common callee's allocations start their walks at the same stack pointer, and the stacks
+ * differ only in the return address saved for leaf (the memo must see it). */
+static NOINLINE void leaf(void) {
+  churn(72);
+  __asm__ volatile("" ::: "memory");
+}
+static NOINLINE void via_a(void) {
+  leaf();
+  __asm__ volatile("" ::: "memory");
+}
+static NOINLINE void via_b(void) {
+  leaf();
+  __asm__ volatile("" ::: "memory");
+}
+
 static int cmp_alloc(const void *a, const void *b) {
   churn(24);
   return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
@@ -218,6 +234,8 @@ static void *frames_work(void *arg) {
     big_frame(r % 2);
     with_fp(r % 4);
     deep(200);
+    via_a();
+    via_b();
     int v[32];
     for (int i = 0; i < 32; i++)
       v[i] = (i * 7919) % 32;

@@ -120,16 +120,21 @@ fi
 # ---- the stack walk: the unwind tables' rules, frame for frame against libgcc's walk -----
 # Every allocation sampled, each stack walked both ways (AXMALLOC_PROF_UNWIND=check aborts
 # where they differ); the signal handler's stacks cross a signal frame, which only libgcc
-# walks (there must be some, and most stacks must come from the table).
+# walks (there must be some, and most stacks must come from the table). The rounds repeat
+# their stacks, so many come from the memo of a thread's last walks, each compared as well;
+# two callers alternate with the same stack pointer under a common callee (via_a, via_b),
+# where only the memo's check of the saved return addresses tells their stacks apart.
 out=$(AXMALLOC_PROF=1 AXMALLOC_PROF_SAMPLE=1 AXMALLOC_PROF_UNWIND=check AXMALLOC_PROF_FILE="$tmp/fr" \
   run frames 2>&1) || fail "t_prof frames with AXMALLOC_PROF_UNWIND=check exited $?: $out"
 line=$(grep 'AXMALLOC_PROF_UNWIND=check: ' <<<"$out" | tail -n 1)
 echo "$line"
-read -r same alone < <(sed -nE 's/.*check: ([0-9]+) stacks walked .* ([0-9]+) by libgcc alone$/\1 \2/p' <<<"$line")
+read -r same memo alone < <(sed -nE 's/.*check: ([0-9]+) stacks walked from the table \(([0-9]+) of them from the memo\) .* ([0-9]+) by libgcc alone$/\1 \2 \3/p' <<<"$line")
 if [[ -z ${same:-} ]]; then
   fail "no AXMALLOC_PROF_UNWIND=check report: $out"
 else
   ((same >= 1000)) || fail "stack walk: $same stacks from the table (want >= 1000)"
+  ((memo >= 500)) || fail "stack walk: $memo stacks from the memo (want >= 500: the rounds repeat)"
+  ((memo < same)) || fail "stack walk: all $same stacks from the memo (it must miss on new ones)"
   ((alone >= 10)) || fail "stack walk: $alone stacks by libgcc alone (want the signal handler's)"
 fi
 

@@ -54,11 +54,8 @@ static AX_NOINLINE AX_API void *malloc_profiled(ax_heap_t *heap, size_t size, bo
     return malloc_common(heap, size, zero);
   if (size > AX_LARGE_MAX) {
     p = malloc_common(heap, size, zero);
-    if (p && axi_prof_huge_due(heap, p, size)) {
-      ax_prof_stack_t st;
-      axi_prof_capture(heap, &st);
-      axi_prof_huge_record(p, size, &st);
-    }
+    if (p)
+      axi_prof_huge(p, size);
     return p;
   }
   unsigned c = axi_class_of(size);

@@ -83,13 +83,6 @@ static inline void free_cached(ax_block_t *b, ax_page_t *page) {
   return axi_looks_free(page, b) ? free_cached_suspect(b, page) : axi_cache_free(b, page);
 }
 
-/* The same while the heap profiler samples: the block is counted as it enters the cache. */
-static AX_NOINLINE void free_cached_prof(ax_block_t *b, ax_page_t *page) {
-  if (axi_looks_free(page, b))
-    axi_check_double_free(page, b);
-  axi_cache_free_prof(b, page);
-}
-
 /* The page's owner word is not our thread id: another thread's page (remote free), our own
  * of a cached class (cache.c), or our own in the full list (a local free that brings it back: the
  * same double-free filter as the fast path first, so that a random free among full pages does not
@@ -103,7 +96,7 @@ static AX_NOINLINE void free_other(ax_block_t *b, ax_page_t *page) {
   if (owner & AX_OWNER_CACHED) /* ours, cached, and in the full list */
     return free_cached(b, page);
   if (owner & AX_OWNER_PROF) /* ours, cached, the heap profiler sampling (cache.c) */
-    return free_cached_prof(b, page);
+    return axi_cache_free_prof(b, page);
   if (axi_looks_free(page, b)) /* a tail call: a call would make the remote path save registers */
     return free_local_suspect(b, page);
   push_local(page, b);

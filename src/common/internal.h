@@ -317,6 +317,9 @@ typedef struct ax_heap {
    * memset these). */
   ax_atomic_word full_pending; /* remote frees into full pages since the last revisit */
   int active;                  /* axi_heap_foreach skips heaps not in use */
+  /* The heap profiler's last walks (prof_unwind.c), mapped at the heap's first; kept when a
+   * new thread takes the heap over, whose walks check them as any. */
+  struct ax_prof_memo *prof_memo;
 } ax_heap_t;
 
 /* ---- globals --------------------------------------------------------------------- */
@@ -619,17 +622,26 @@ AXI_HIDDEN bool axi_mte_map(void *seg, size_t size);
 #define AX_PROF_DEPTH 64 /* frames kept per stack, the caller of malloc first */
 typedef struct ax_prof_stack {
   unsigned n;
+  bool keyed;            /* first, depth and hash are set (axi_prof_stack_key) */
+  bool memo;             /* from the heap's memo of its last walks (prof_unwind.c) */
+  unsigned first, depth; /* the program's frames: pc[first .. first + depth) */
+  uint64_t hash;         /* ... hashed */
   uintptr_t pc[AX_PROF_OURS + AX_PROF_DEPTH]; /* return addresses, ours first */
 } ax_prof_stack_t;
 /* How stacks are walked: AXMALLOC_PROF_UNWIND=libgcc|check (default: the table) */
 enum { AX_UNWIND_TABLE, AX_UNWIND_LIBGCC, AX_UNWIND_CHECK };
 AXI_HIDDEN extern uint8_t axi_prof_unwind_mode;
 /* prof_unwind.c: the return addresses from the caller's frame outwards, by the unwind tables'
- * rules kept per return address; 0 when libgcc must walk this stack */
-AXI_HIDDEN unsigned axi_prof_unwind(uintptr_t *out, unsigned max);
+ * rules kept per return address, or from the heap's memo of its last walks; st->n = 0 when
+ * libgcc must walk this stack */
+AXI_HIDDEN void axi_prof_unwind(ax_heap_t *heap, ax_prof_stack_t *st);
 AXI_HIDDEN void axi_prof_unwind_fork_child(void);
 /* prof.c: libgcc's walk, where axi_prof_unwind could not (st->n == 0), or beside it (check) */
 AXI_HIDDEN void axi_prof_walk_libgcc(ax_prof_stack_t *st);
+/* prof.c: is ret a return address into the allocator's entry points (section axmalloc_api)? */
+AXI_HIDDEN bool axi_prof_in_api(uintptr_t ret);
+/* prof.c: sets st's program frames and their hash (keyed) */
+AXI_HIDDEN void axi_prof_stack_key(ax_prof_stack_t *st);
 /* The stack of a sampled allocation, from the unwind tables every Debian binary has (-O2
  * code keeps no frame pointers). Inline, so that the walk starts in the frame of the malloc
  * path that decided to sample, not in frames of the profiler's own. pre: heap is the
@@ -637,9 +649,10 @@ AXI_HIDDEN void axi_prof_walk_libgcc(ax_prof_stack_t *st);
 static inline __attribute__((always_inline)) void axi_prof_capture(ax_heap_t *heap,
                                                                    ax_prof_stack_t *st) {
   heap->prof.busy = true; /* a first lookup in libgcc's tables may allocate */
-  st->n = axi_prof_unwind_mode != AX_UNWIND_LIBGCC
-              ? axi_prof_unwind(st->pc, AX_PROF_OURS + AX_PROF_DEPTH)
-              : 0;
+  st->n = 0;
+  st->keyed = st->memo = false;
+  if (axi_prof_unwind_mode != AX_UNWIND_LIBGCC)
+    axi_prof_unwind(heap, st);
   if (ax_unlikely(st->n == 0 || axi_prof_unwind_mode == AX_UNWIND_CHECK))
     axi_prof_walk_libgcc(st);
   heap->prof.busy = false;
@@ -649,8 +662,6 @@ AXI_HIDDEN uint64_t axi_prof_rate(void);
 AXI_HIDDEN const char *axi_prof_prefix(void);
 AXI_HIDDEN void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero,
                                   const ax_prof_stack_t *st);
-AXI_HIDDEN bool axi_prof_huge_due(ax_heap_t *heap, void *p, size_t size);
-AXI_HIDDEN void axi_prof_huge_record(void *p, size_t size, const ax_prof_stack_t *st);
 AXI_HIDDEN void axi_prof_huge(void *p, size_t size);
 AXI_HIDDEN void axi_prof_release(ax_segment_t *seg);
 AXI_HIDDEN void axi_prof_slot_free(const char *fn, ax_segment_t *seg, void *p);

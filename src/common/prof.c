@@ -137,7 +137,7 @@ bool axi_prof_take_slow(ax_heap_t *heap, unsigned c) {
 extern const char __start_axmalloc_api[] AXI_HIDDEN;
 extern const char __stop_axmalloc_api[] AXI_HIDDEN;
 
-static bool in_api(uintptr_t ret) { /* a return address: one past its call */
+bool axi_prof_in_api(uintptr_t ret) { /* a return address: one past its call */
   return ret > (uintptr_t)__start_axmalloc_api && ret <= (uintptr_t)__stop_axmalloc_api;
 }
 
@@ -155,7 +155,7 @@ _Unwind_Reason_Code axi_prof_walk_frame(struct _Unwind_Context *ctx, void *arg) 
 static unsigned program_frames(const ax_prof_stack_t *st, unsigned *depth) {
   unsigned first = 0;
   for (unsigned i = 0; i < st->n && i < AX_PROF_OURS; i++)
-    if (in_api(st->pc[i]))
+    if (axi_prof_in_api(st->pc[i]))
       first = i + 1;
   unsigned d = st->n - first;
   *depth = d < AX_PROF_DEPTH ? d : AX_PROF_DEPTH;
@@ -163,7 +163,9 @@ static unsigned program_frames(const ax_prof_stack_t *st, unsigned *depth) {
 }
 
 uint8_t axi_prof_unwind_mode;
-static ax_atomic_word walks_table, walks_libgcc; /* AXMALLOC_PROF_UNWIND=check: counted */
+/* AXMALLOC_PROF_UNWIND=check: the stacks compared (those of them from the memo), and those
+ * libgcc walked alone */
+static ax_atomic_word walks_table, walks_memo, walks_libgcc;
 
 static void print_stack(const char *what, const uintptr_t *pc, unsigned n) {
   axi_write("axmalloc: %s:", what);
@@ -193,14 +195,17 @@ AX_NOINLINE void axi_prof_walk_libgcc(ax_prof_stack_t *st) {
     abort();
   }
   ax_atomic_fetch_add_relaxed(&walks_table, 1);
+  if (st->memo)
+    ax_atomic_fetch_add_relaxed(&walks_memo, 1);
 }
 
 /* AXMALLOC_PROF_UNWIND=check, at exit: how many stacks were compared. */
 __attribute__((destructor)) static void unwind_report(void) {
   if (axi_prof_on && axi_prof_unwind_mode == AX_UNWIND_CHECK)
-    axi_write("axmalloc: AXMALLOC_PROF_UNWIND=check: %llu stacks walked from the table and "
-              "by libgcc, the same; %llu by libgcc alone\n",
+    axi_write("axmalloc: AXMALLOC_PROF_UNWIND=check: %llu stacks walked from the table "
+              "(%llu of them from the memo) and by libgcc, the same; %llu by libgcc alone\n",
               (unsigned long long)ax_atomic_load_relaxed(&walks_table),
+              (unsigned long long)ax_atomic_load_relaxed(&walks_memo),
               (unsigned long long)ax_atomic_load_relaxed(&walks_libgcc));
 }
 
@@ -229,8 +234,9 @@ static void *arena_take(size_t n) {
   return p;
 }
 
-static uint64_t stack_hash(const uintptr_t *pc, unsigned depth, size_t size) {
-  uint64_t h = 0xcbf29ce484222325ull ^ size;
+/* The hash of a stack (axi_prof_stack_key), and of a bucket: the stack's with the size. */
+static uint64_t stack_hash(const uintptr_t *pc, unsigned depth) {
+  uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned i = 0; i < depth; i++) {
     h ^= pc[i];
     h *= 0x100000001b3ull;
@@ -239,41 +245,80 @@ static uint64_t stack_hash(const uintptr_t *pc, unsigned depth, size_t size) {
   return h;
 }
 
-/* post: the bucket of (pc[0..depth), size), made if need be; NULL when no memory for it.
- * pre: the lock is held. */
-static ax_prof_bucket_t *bucket_get(const uintptr_t *pc, unsigned depth, size_t size) {
-  uint64_t h = stack_hash(pc, depth, size);
-  ax_prof_bucket_t **head = &axi_prof.table[h % AX_PROF_TABLE];
-  for (ax_prof_bucket_t *b = *head; b; b = b->next)
-    if (b->hash == h && b->size == size && b->depth == depth &&
-        memcmp(b->pc, pc, depth * sizeof *pc) == 0)
+static uint64_t bucket_hash(uint64_t stack, size_t size) {
+  uint64_t h = (stack ^ size) * 0x9e3779b97f4a7c15ull;
+  return h ^ h >> 32;
+}
+
+void axi_prof_stack_key(ax_prof_stack_t *st) {
+  st->first = program_frames(st, &st->depth);
+  st->hash = stack_hash(st->pc + st->first, st->depth);
+  st->keyed = true;
+}
+
+static bool same(const uintptr_t *a, const uintptr_t *b, unsigned n) {
+  for (unsigned i = 0; i < n; i++) /* (memcmp's call costs more for the few words of a stack) */
+    if (a[i] != b[i])
+      return false;
+  return true;
+}
+
+/* The bucket of (pc[0..depth), size) with hash h, or NULL. Without the lock: a chain's
+ * buckets are published whole, each by the release store of the pointer to it, and none
+ * changes but its counts or goes away. */
+static ax_prof_bucket_t *bucket_find(uint64_t h, const uintptr_t *pc, unsigned depth,
+                                     size_t size) {
+  for (ax_prof_bucket_t *b = __atomic_load_n(&axi_prof.table[h % AX_PROF_TABLE], __ATOMIC_ACQUIRE);
+       b; b = __atomic_load_n(&b->next, __ATOMIC_ACQUIRE))
+    if (b->hash == h && b->size == size && b->depth == depth && same(b->pc, pc, depth))
       return b;
-  ax_prof_bucket_t *b = arena_take(sizeof *b + depth * sizeof *pc);
-  if (!b)
+  return NULL;
+}
+
+/* post: the bucket of (pc[0..depth), size) with hash h, made if need be; NULL when no
+ * memory for it. pre: the lock is held. */
+static ax_prof_bucket_t *bucket_make(uint64_t h, const uintptr_t *pc, unsigned depth,
+                                     size_t size) {
+  ax_prof_bucket_t *b = bucket_find(h, pc, depth, size); /* (made while we waited?) */
+  if (b)
+    return b;
+  ax_prof_bucket_t **head = &axi_prof.table[h % AX_PROF_TABLE];
+  if (!(b = arena_take(sizeof *b + depth * sizeof *pc)))
     return NULL;
   b->hash = h;
   b->size = size;
   b->depth = depth;
   memcpy(b->pc, pc, depth * sizeof *pc);
   b->next = *head;
-  __atomic_store_n(head, b, __ATOMIC_RELEASE); /* (a dump walks the chains under the lock) */
+  __atomic_store_n(head, b, __ATOMIC_RELEASE);
   return b;
 }
 
 /* A sample of size bytes, taken at st: the huge block of seg, or the block of slot. Its
- * stack goes to the profile, and the block names its bucket. */
+ * stack goes to the profile, and the block names its bucket (no other thread sees the block
+ * yet). The lock only to make a bucket: a stack sampled before finds its own without it. */
 static void record(const ax_prof_stack_t *st, ax_segment_t *seg, ax_slot_t *slot, size_t size) {
-  unsigned depth, first = program_frames(st, &depth);
-  axi_lock(&axi_prof.lock);
-  ax_prof_bucket_t *b = bucket_get(st->pc + first, depth, size);
+  ax_prof_stack_t keyed;
+  if (!st->keyed) { /* (libgcc's walk) */
+    memcpy(&keyed, st, offsetof(ax_prof_stack_t, pc) + st->n * sizeof st->pc[0]);
+    axi_prof_stack_key(&keyed);
+    st = &keyed;
+  }
+  uint64_t h = bucket_hash(st->hash, size);
+  const uintptr_t *pc = st->pc + st->first;
+  ax_prof_bucket_t *b = bucket_find(h, pc, st->depth, size);
+  if (!b) {
+    axi_lock(&axi_prof.lock);
+    b = bucket_make(h, pc, st->depth, size);
+    axi_unlock(&axi_prof.lock);
+    axi_prof_after_unlock();
+  }
   if (b)
     ax_atomic_fetch_add_relaxed(&b->allocs, 1);
   if (seg)
     seg->prof = b;
   else
     slot->bucket = b;
-  axi_unlock(&axi_prof.lock);
-  axi_prof_after_unlock();
 }
 
 /* ---- sampled blocks ---------------------------------------------------------------------- */
@@ -406,8 +451,8 @@ void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero, const ax_prof_st
 /* A huge block of size bytes was just allocated, or resized by realloc (a new allocation, as
  * tcmalloc counts it): it leaves the profile if it was in it, and the huge blocks' own
  * interval decides whether it is sampled. pre: p is a huge block's start. post: true: take
- * the stack and call axi_prof_huge_record. */
-bool axi_prof_huge_due(ax_heap_t *heap, void *p, size_t size) {
+ * the stack and record it. */
+static bool huge_due(ax_heap_t *heap, void *p, size_t size) {
   ax_segment_t *seg = axi_huge_segment_of(p);
   if (seg->prof)
     axi_prof_release(seg);
@@ -425,18 +470,14 @@ bool axi_prof_huge_due(ax_heap_t *heap, void *p, size_t size) {
   return true;
 }
 
-void axi_prof_huge_record(void *p, size_t size, const ax_prof_stack_t *st) {
-  record(st, axi_huge_segment_of(p), NULL, size);
-}
-
-/* The same for the callers that do not take the stack themselves (realloc, aligned_alloc: one
- * frame more to walk). */
+/* The profile's part of a huge block's malloc, realloc or aligned_alloc (its stack taken
+ * from here, a frame of the allocator's own, which the profile leaves out). */
 AX_API AX_NOINLINE void axi_prof_huge(void *p, size_t size) {
   ax_heap_t *heap = axi_tls_heap;
-  if (axi_prof_huge_due(heap, p, size)) {
+  if (huge_due(heap, p, size)) {
     ax_prof_stack_t st;
     axi_prof_capture(heap, &st);
-    axi_prof_huge_record(p, size, &st);
+    record(&st, axi_huge_segment_of(p), NULL, size);
   }
 }
 

@@ -461,20 +461,95 @@ static void keep(uintptr_t pc, uint64_t code, rule_t r) {
 
 void axi_prof_unwind_fork_child(void) { ax_atomic_store_relaxed(&fill_lock, 0); }
 
+/* ---- the memo of a thread's last walks ------------------------------------------------------ */
+
+/* A walk is a function of where it starts (the return address into the allocator, the stack
+ * pointer, the frame pointer when a rule uses it before a frame saved it) and of the words it
+ * reads: the code before each return address (the table's check), the saved return addresses,
+ * and the saved frame pointers that a rule uses (a -O2 program keeps other values in the frame
+ * pointer register, which differ from call to call). A program that samples again and again
+ * from the same place, at the same depth, walks the same stack: so a heap keeps its last walks
+ * with the words they read, and a walk that starts where one of them started reads those
+ * words again, in the same order, instead of walking (about 4 instructions a word against 50
+ * a frame; the program's frames and their hash come with it). The first word that differs
+ * ends the check; every word before it was the same, so each address read is one the walk
+ * itself reads. */
+#define MEMO_WAYS 8
+#define MEMO_FRAMES 24
+#define MEMO_READS (3 * MEMO_FRAMES)
+
+typedef struct memo_read {
+  const void *at;
+  uint64_t v;
+} memo_read_t;
+
+typedef struct memo {
+  uintptr_t pc0, sp0, fp0; /* pc0 == 0: empty, or being written */
+  uint64_t used;           /* the memo's clock when last found */
+  bool fp0_used;
+  uint8_t nreads;
+  uint8_t n, first, depth; /* the stack's frames, and the program's (axi_prof_stack_key) */
+  uint64_t hash;
+  uintptr_t pc[MEMO_FRAMES];
+  memo_read_t read[MEMO_READS];
+} memo_t;
+
+typedef struct ax_prof_memo {
+  uint64_t clock; /* counts the walks */
+  memo_t way[MEMO_WAYS];
+} ax_prof_memo_t;
+
+/* The memo of a walk that starts at pc and sp: one of two ways (the one of these that was
+ * used last stays when another walk needs its place), or NULL when no memory for the memo. */
+static memo_t *memo_find(ax_heap_t *heap, uintptr_t pc, uintptr_t sp, uintptr_t fp) {
+  if (!heap->prof_memo && !(heap->prof_memo = axi_os_map(sizeof(ax_prof_memo_t))))
+    return NULL;
+  ax_prof_memo_t *memo = heap->prof_memo;
+  uint64_t h = (uint64_t)(pc ^ sp) * 0x9e3779b97f4a7c15ull;
+  memo_t *m = &memo->way[(h >> 62) * 2];
+  memo->clock++;
+  for (unsigned i = 0; i < 2; i++)
+    if (m[i].pc0 == pc && m[i].sp0 == sp && (!m[i].fp0_used || m[i].fp0 == fp)) {
+      m[i].used = memo->clock;
+      return &m[i];
+    }
+  return m[0].used <= m[1].used ? &m[0] : &m[1];
+}
+
+/* Do m's words read the same now? In order, stopping at the first that differs. */
+static bool memo_holds(const memo_t *m) {
+  for (const memo_read_t *r = m->read, *end = r + m->nreads; r != end; r++) {
+    uint64_t v;
+    memcpy(&v, r->at, sizeof v);
+    if (v != r->v)
+      return false;
+  }
+  return true;
+}
+
+/* A word the walk read, into the memo being written (m->nreads past MEMO_READS: too long). */
+static inline void note(memo_t *m, const void *at, uint64_t v) {
+  if (m && m->nreads < MEMO_READS)
+    m->read[m->nreads] = (memo_read_t){at, v};
+  if (m)
+    m->nreads += m->nreads <= MEMO_READS;
+}
+
 /* ---- the walk ------------------------------------------------------------------------------ */
 
-/* Return addresses from the caller's frame outwards, as _Unwind_Backtrace from the caller
- * would give them (its first: the return into the caller). post: the frames, at most max;
- * 0 when libgcc must walk this stack (a frame without a rule of this shape). */
-__attribute__((noinline)) unsigned axi_prof_unwind(uintptr_t *out, unsigned max) {
-  uintptr_t pc = (uintptr_t)__builtin_return_address(0);
-  uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();         /* the caller's, at the call */
-  uintptr_t fp = *(uintptr_t *)__builtin_frame_address(0); /* the caller's, saved by our entry */
+/* The walk from pc, sp, fp (the caller's return address, stack pointer at the call and frame
+ * pointer), by the rules, the words it reads noted in m (if any). post: the frames, at most
+ * max; 0 when libgcc must walk this stack; *fp0_used: a rule took the starting frame pointer. */
+static unsigned walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t *out, unsigned max,
+                     memo_t *m, bool *fp0_used) {
   bool fp_known = true;
+  const uintptr_t *fp_at = NULL; /* where fp was read (NULL: the starting one), noted when used */
   unsigned n = 0;
   while (pc != 0 && n < max) {
     out[n++] = pc;
     uint64_t code = code_at(pc);
+    if ((pc & 4095) >= 8 && !axi_prof_in_api(pc)) /* (our own code stays) */
+      note(m, (const void *)(pc - 8), code);
     rule_t r;
     if (!lookup(pc, code, &r)) {
       r = derive(pc);
@@ -482,17 +557,66 @@ __attribute__((noinline)) unsigned axi_prof_unwind(uintptr_t *out, unsigned max)
     }
     if (r.flags & (R_SLOW | R_END))
       return r.flags & R_SLOW ? 0 : n;
-    if ((r.flags & R_CFA_FP) && !fp_known)
-      return 0;
+    if (r.flags & R_CFA_FP) {
+      if (!fp_known)
+        return 0;
+      if (fp_at)
+        note(m, fp_at, fp);
+      else
+        *fp0_used = true;
+    }
     uintptr_t cfa = ((r.flags & R_CFA_FP) ? fp : sp) + (uintptr_t)(intptr_t)r.cfa_off;
     if (cfa <= sp || cfa - sp > ((uintptr_t)1 << 30) || (cfa & 7))
       return 0; /* not a caller's frame: libgcc decides */
-    pc = *(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)r.ra_off);
-    if (r.flags & R_FP_SAVED)
-      fp = *(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)r.fp_off);
-    else if (r.flags & R_FP_LOST)
+    const uintptr_t *ra_at = (const uintptr_t *)(cfa + (uintptr_t)(intptr_t)r.ra_off);
+    pc = *ra_at;
+    note(m, ra_at, pc);
+    if (r.flags & R_FP_SAVED) {
+      fp_at = (const uintptr_t *)(cfa + (uintptr_t)(intptr_t)r.fp_off);
+      fp = *fp_at;
+    } else if (r.flags & R_FP_LOST) {
       fp_known = false;
+    }
     sp = cfa;
   }
   return n;
+}
+
+/* Return addresses from the caller's frame outwards, as _Unwind_Backtrace from the caller
+ * would give them (its first: the return into the caller), into st (keyed when the memo
+ * had them); st->n = 0 when libgcc must walk this stack (a frame without a rule of this
+ * shape). pre: heap is the calling thread's, busy. */
+__attribute__((noinline)) void axi_prof_unwind(ax_heap_t *heap, ax_prof_stack_t *st) {
+  uintptr_t pc = (uintptr_t)__builtin_return_address(0);
+  uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();         /* the caller's, at the call */
+  uintptr_t fp = *(uintptr_t *)__builtin_frame_address(0); /* the caller's, saved by our entry */
+  memo_t *m = memo_find(heap, pc, sp, fp);
+  if (m && m->pc0 == pc && m->sp0 == sp && (!m->fp0_used || m->fp0 == fp) && memo_holds(m)) {
+    memcpy(st->pc, m->pc, m->n * sizeof m->pc[0]);
+    st->n = m->n;
+    st->first = m->first;
+    st->depth = m->depth;
+    st->hash = m->hash;
+    st->keyed = st->memo = true;
+    return;
+  }
+  if (m) {
+    m->pc0 = 0;
+    m->nreads = 0;
+  }
+  bool fp0_used = false;
+  st->n = walk(pc, sp, fp, st->pc, AX_PROF_OURS + AX_PROF_DEPTH, m, &fp0_used);
+  if (!m || st->n == 0 || st->n > MEMO_FRAMES || m->nreads > MEMO_READS)
+    return;
+  axi_prof_stack_key(st);
+  m->n = (uint8_t)st->n;
+  m->first = (uint8_t)st->first;
+  m->depth = (uint8_t)st->depth;
+  m->hash = st->hash;
+  memcpy(m->pc, st->pc, st->n * sizeof st->pc[0]);
+  m->sp0 = sp;
+  m->fp0 = fp;
+  m->fp0_used = fp0_used;
+  m->used = heap->prof_memo->clock;
+  m->pc0 = pc;
 }
