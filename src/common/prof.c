@@ -266,8 +266,7 @@ static bool same(const uintptr_t *a, const uintptr_t *b, unsigned n) {
 /* The bucket of (pc[0..depth), size) with hash h, or NULL. Without the lock: a chain's
  * buckets are published whole, each by the release store of the pointer to it, and none
  * changes but its counts or goes away. */
-static ax_prof_bucket_t *bucket_find(uint64_t h, const uintptr_t *pc, unsigned depth,
-                                     size_t size) {
+static ax_prof_bucket_t *bucket_find(uint64_t h, const uintptr_t *pc, unsigned depth, size_t size) {
   for (ax_prof_bucket_t *b = __atomic_load_n(&axi_prof.table[h % AX_PROF_TABLE], __ATOMIC_ACQUIRE);
        b; b = __atomic_load_n(&b->next, __ATOMIC_ACQUIRE))
     if (b->hash == h && b->size == size && b->depth == depth && same(b->pc, pc, depth))
@@ -277,8 +276,7 @@ static ax_prof_bucket_t *bucket_find(uint64_t h, const uintptr_t *pc, unsigned d
 
 /* post: the bucket of (pc[0..depth), size) with hash h, made if need be; NULL when no
  * memory for it. pre: the lock is held. */
-static ax_prof_bucket_t *bucket_make(uint64_t h, const uintptr_t *pc, unsigned depth,
-                                     size_t size) {
+static ax_prof_bucket_t *bucket_make(uint64_t h, const uintptr_t *pc, unsigned depth, size_t size) {
   ax_prof_bucket_t *b = bucket_find(h, pc, depth, size); /* (made while we waited?) */
   if (b)
     return b;
