@@ -93,10 +93,12 @@ static inline void put(ax_heap_t *heap, ax_block_t *b, ax_page_t *page) {
 /* While the heap profiler samples (prof.c), malloc takes cached blocks without a slow path
  * and counts nothing: so a block is counted as its class's next allocation when it enters the
  * cache (give_back returns the count). When the class's next allocation is the sampled one, the
- * block goes to its page instead, the cache drains, and that allocation takes the slow path.
- * (left is 0 for every class until the heap's profile starts, and start() sets it anew.) */
-static inline void put_counted(ax_block_t *b, ax_page_t *page) {
-  ax_heap_t *heap = axi_tls_heap;
+ * block waits aside (one block a heap; another goes back to its page), the cache drains, and
+ * that allocation takes the slow path, whose sample puts the block back (axi_cache_unaside):
+ * a program that frees and allocates one block over and over finds it in the cache again
+ * after the sample, instead of taking a second slow path to its page for it. (left is 0 for
+ * every class until the heap's profile starts, and start() sets it anew.) */
+static inline void put_counted(ax_heap_t *heap, ax_block_t *b, ax_page_t *page) {
   uint64_t *left = &heap->prof.left[page->cls];
   if (ax_likely(*left != 0)) {
     --*left;
@@ -104,13 +106,27 @@ static inline void put_counted(ax_block_t *b, ax_page_t *page) {
   }
   if (!heap->prof.started)
     return put(heap, b, page);
-  axi_page_give_back(heap, page, b);
+  if (heap->prof.aside)
+    return axi_page_give_back(heap, page, b);
+  axi_set_link(page, b, b); /* looks free to a second free() of it (axi_cache_has) */
+  heap->prof.aside = b;
+}
+
+/* Class c's sample was just taken: the block aside, if of class c, goes into the cache,
+ * counted. pre: heap is the calling thread's. */
+void axi_cache_unaside(ax_heap_t *heap, unsigned c) {
+  ax_block_t *b = heap->prof.aside;
+  ax_page_t *page = axi_page_of(axi_segment_of(b), b);
+  if (page->cls != c)
+    return;
+  heap->prof.aside = NULL;
+  put_counted(heap, b, page);
 }
 
 /* The same after a look, b's first word a link of its page's: it may be free already. */
 static AX_NOINLINE void free_prof_suspect(ax_block_t *b, ax_page_t *page) {
   axi_check_double_free(page, b);
-  put_counted(b, page);
+  put_counted(axi_tls_heap, b, page);
 }
 
 /* free() of a block of our own page of a cached class while the heap profiler samples: the
@@ -121,7 +137,7 @@ static AX_NOINLINE void free_prof_suspect(ax_block_t *b, ax_page_t *page) {
 void axi_cache_free_prof(ax_block_t *b, ax_page_t *page) {
   if (axi_looks_free(page, b))
     return free_prof_suspect(b, page);
-  put_counted(b, page);
+  put_counted(axi_tls_heap, b, page); /* the page's owner is this thread: its heap */
 }
 
 /* pre: the calling thread owns page, whose class is cached; b passed free()'s checks. */
@@ -129,8 +145,14 @@ void axi_cache_free(ax_block_t *b, ax_page_t *page) {
   put(axi_tls_heap, b, page); /* the page's owner is this thread: its heap */
 }
 
-/* Every cached block goes back to its page (trim, thread exit, refused mappings). */
+/* Every cached block goes back to its page (trim, thread exit, refused mappings), and the
+ * block aside (never counted). */
 void axi_cache_flush(ax_heap_t *heap) {
+  ax_block_t *aside = heap->prof.aside;
+  if (aside) {
+    heap->prof.aside = NULL;
+    axi_page_give_back(heap, axi_page_of(axi_segment_of(aside), aside), aside);
+  }
   if (heap->cache.last_cls)
     give_back(heap, heap->cache.last);
   heap->cache.last_cls = 0;
@@ -144,7 +166,7 @@ void axi_cache_flush(ax_heap_t *heap) {
 bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_block_t *b) {
   if (!axi_class_cached(c))
     return false;
-  if (heap->cache.last_cls && heap->cache.last == b)
+  if ((heap->cache.last_cls && heap->cache.last == b) || heap->prof.aside == b)
     return true;
   unsigned i = c - AX_CACHE_FIRST;
   for (uint32_t k = 0; k < heap->cache.n[i]; k++)

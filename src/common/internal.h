@@ -287,9 +287,10 @@ typedef struct ax_prof_heap {
   uint32_t granted[AX_CLASSES];      /* ... and the length of its free list then */
   uint64_t huge_left;                /* bytes of huge blocks before the next sampled one */
   uint64_t rng;
-  bool started;    /* left and huge_left drawn, rng seeded */
-  uint8_t serving; /* the class malloc's slow path serves: its grant waits for the block */
-  bool busy;       /* taking a sample: a malloc from the stack walk is not sampled */
+  bool started;      /* left and huge_left drawn, rng seeded */
+  uint8_t serving;   /* the class malloc's slow path serves: its grant waits for the block */
+  bool busy;         /* taking a sample: a malloc from the stack walk is not sampled */
+  ax_block_t *aside; /* a cached class's block freed when its sample was due (cache.c) */
 } ax_prof_heap_t;
 
 typedef struct ax_heap {
@@ -604,6 +605,7 @@ AXI_HIDDEN void axi_cache_free(ax_block_t *b, ax_page_t *page);
 AXI_HIDDEN void axi_cache_free_prof(ax_block_t *b, ax_page_t *page);
 AXI_HIDDEN void axi_cache_flush(ax_heap_t *heap);
 AXI_HIDDEN bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_block_t *b);
+AXI_HIDDEN void axi_cache_unaside(ax_heap_t *heap, unsigned c);
 
 /* free.c */
 AXI_HIDDEN __attribute__((noreturn)) void axi_invalid_free(const char *fn, const void *p);

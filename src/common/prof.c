@@ -128,6 +128,8 @@ bool axi_prof_take_slow(ax_heap_t *heap, unsigned c) {
     return axi_prof_take(heap, c);
   }
   ph->left[c] = skip_count(ph, axi_class_size(c));
+  if (ph->aside)
+    axi_cache_unaside(heap, c);
   return true;
 }
 
