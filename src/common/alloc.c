@@ -75,6 +75,17 @@ static AX_NOINLINE AX_API void *malloc_profiled(ax_heap_t *heap, size_t size, bo
   return p;
 }
 
+/* The same, first the common case of a size the direct table serves (page.c), in a frame
+ * of its own: malloc_profiled's saves registers for all its ways (wl_rounds, 800,000 slow
+ * paths: 49 instructions in malloc_profiled itself each). */
+static AX_NOINLINE AX_API void *malloc_prof_slow(ax_heap_t *heap, size_t size, bool zero) {
+  void *p;
+  if (size <= AX_DIRECT_MAX && heap->prof.started && !heap->prof.busy &&
+      (p = axi_page_prof_malloc(heap, size, zero)))
+    return p;
+  return malloc_profiled(heap, size, zero);
+}
+
 /* The malloc slow path: first call of a thread, sizes above 1 KiB, empty free lists; every
  * malloc in checked mode (the direct table then holds only the empty page). Sizes up to
  * 1 MiB first look at their class's current page, which has a block most of the time, or
@@ -84,7 +95,7 @@ static AX_NOINLINE AX_API void *malloc_profiled(ax_heap_t *heap, size_t size, bo
 static AX_NOINLINE AX_API void *malloc_slow(size_t size, bool zero) {
   ax_heap_t *heap = axi_tls_heap;
   if (ax_unlikely(axi_prof_on))
-    return malloc_profiled(heap, size, zero);
+    return malloc_prof_slow(heap, size, zero);
   void *p = malloc_common(heap, size, zero);
   return ax_unlikely(axi_mte) ? axi_mte_tag(p) : p; /* last: after the zeroing (mte.c) */
 }

@@ -674,6 +674,7 @@ AXI_HIDDEN void axi_prof_fork_child(void);
 static inline bool axi_class_direct(unsigned c) { return c <= axi_class_of(AX_DIRECT_MAX); }
 AXI_HIDDEN void axi_page_prof_settle_walk(ax_heap_t *heap, unsigned c);
 AXI_HIDDEN void axi_page_prof_grant(ax_heap_t *heap, unsigned c);
+AXI_HIDDEN void *axi_page_prof_malloc(ax_heap_t *heap, size_t size, bool zero);
 /* Close class c's grant: the blocks the fast path took from it count against left. With the
  * list used up (the usual way back to the slow path), it took them all: no walk. */
 static inline void axi_page_prof_settle(ax_heap_t *heap, unsigned c) {
