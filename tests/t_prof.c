@@ -19,6 +19,10 @@
  *                      at once; t_prof.sh runs it with AXMALLOC_PROF_UNWIND=check, which walks
  *                      every sampled stack from the unwind table rules and by libgcc and
  *                      aborts where the two differ
+ *   t_prof doublefree N  N pairs of malloc(4096)/free, then a block freed twice (stdout: its
+ *                      address first): the second free must abort naming it, wherever the
+ *                      first put it (the cache, its page, the block aside while a sample of its
+ *                      class is due: t_prof.sh runs it for many N, the interval 32 KiB)
  */
 #include <pthread.h>
 #include <signal.h>
@@ -310,6 +314,19 @@ int main(int argc, char **argv) {
   }
   if (strcmp(mode, "frames") == 0)
     return frames();
-  fprintf(stderr, "usage: t_prof dump FILE | threads FILE | leak | signal | info | frames\n");
+  if (strcmp(mode, "doublefree") == 0 && argc > 2) {
+    for (long i = atol(argv[2]); i > 0; i--) {
+      void *p = malloc(4096);
+      sink += (uintptr_t)p;
+      free(p);
+    }
+    void *q = malloc(4096);
+    printf("%p\n", q);
+    fflush(stdout);
+    free(q);
+    free(q);
+    return 0; /* (t_prof.sh: not reached) */
+  }
+  fprintf(stderr, "usage: t_prof dump FILE | threads FILE | leak | signal | info | frames | doublefree N\n");
   return 2;
 }

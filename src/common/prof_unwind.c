@@ -19,6 +19,9 @@
  * A code unloaded (dlclose) and another mapped at its address must not inherit its rules: an
  * entry keeps the 8 bytes of code before its return address (the call instruction), and is
  * used only while they are the same.
+ *
+ * A thread that samples again from where it sampled before does not walk at all: its heap
+ * keeps its last walks with the words they read, and reads those again (the memo, below).
  */
 #define _GNU_SOURCE
 #include <string.h>
