@@ -327,6 +327,8 @@ int main(int argc, char **argv) {
     free(q);
     return 0; /* (t_prof.sh: not reached) */
   }
-  fprintf(stderr, "usage: t_prof dump FILE | threads FILE | leak | signal | info | frames | doublefree N\n");
+  fprintf(
+      stderr,
+      "usage: t_prof dump FILE | threads FILE | leak | signal | info | frames | doublefree N\n");
   return 2;
 }
