@@ -553,7 +553,7 @@ static inline __attribute__((always_inline)) bool refill_from_local(ax_heap_t *h
   return true;
 }
 
-/* (out of line for its other callers: inlined there it cost their slow paths registers) */
+/* (out of line for its other callers, as the compiler had it before axi_page_prof_malloc) */
 static bool refill_local(ax_heap_t *heap, ax_page_t *page) { return refill_from_local(heap, page); }
 
 /* Hand out page's first free block, zeroed if asked (size bytes of it).
