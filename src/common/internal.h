@@ -624,10 +624,9 @@ AXI_HIDDEN bool axi_mte_map(void *seg, size_t size);
 #define AX_PROF_DEPTH 64 /* frames kept per stack, the caller of malloc first */
 typedef struct ax_prof_stack {
   unsigned n;
-  bool keyed;            /* first, depth and hash are set (axi_prof_stack_key) */
   bool memo;             /* from the heap's memo of its last walks (prof_unwind.c) */
   unsigned first, depth; /* the program's frames: pc[first .. first + depth) */
-  uint64_t hash;         /* ... hashed */
+  uint64_t hash;         /* ... hashed (axi_prof_stack_key: every walk sets these) */
   uintptr_t pc[AX_PROF_OURS + AX_PROF_DEPTH]; /* return addresses, ours first */
 } ax_prof_stack_t;
 /* How stacks are walked: AXMALLOC_PROF_UNWIND=libgcc|check (default: the table) */
@@ -642,7 +641,7 @@ AXI_HIDDEN void axi_prof_unwind_fork_child(void);
 AXI_HIDDEN void axi_prof_walk_libgcc(ax_prof_stack_t *st);
 /* prof.c: is ret a return address into the allocator's entry points (section axmalloc_api)? */
 AXI_HIDDEN bool axi_prof_in_api(uintptr_t ret);
-/* prof.c: sets st's program frames and their hash (keyed) */
+/* prof.c: sets st's program frames and their hash */
 AXI_HIDDEN void axi_prof_stack_key(ax_prof_stack_t *st);
 /* The stack of a sampled allocation, from the unwind tables every Debian binary has (-O2
  * code keeps no frame pointers). Inline, so that the walk starts in the frame of the malloc
@@ -652,7 +651,7 @@ static inline __attribute__((always_inline)) void axi_prof_capture(ax_heap_t *he
                                                                    ax_prof_stack_t *st) {
   heap->prof.busy = true; /* a first lookup in libgcc's tables may allocate */
   st->n = 0;
-  st->keyed = st->memo = false;
+  st->memo = false;
   if (axi_prof_unwind_mode != AX_UNWIND_LIBGCC)
     axi_prof_unwind(heap, st);
   if (ax_unlikely(st->n == 0 || axi_prof_unwind_mode == AX_UNWIND_CHECK))

@@ -182,6 +182,7 @@ static void print_stack(const char *what, const uintptr_t *pc, unsigned n) {
 AX_NOINLINE void axi_prof_walk_libgcc(ax_prof_stack_t *st) {
   if (st->n == 0) {
     _Unwind_Backtrace(axi_prof_walk_frame, st);
+    axi_prof_stack_key(st);
     if (axi_prof_unwind_mode == AX_UNWIND_CHECK)
       ax_atomic_fetch_add_relaxed(&walks_libgcc, 1);
     return;
@@ -255,7 +256,6 @@ static uint64_t bucket_hash(uint64_t stack, size_t size) {
 void axi_prof_stack_key(ax_prof_stack_t *st) {
   st->first = program_frames(st, &st->depth);
   st->hash = stack_hash(st->pc + st->first, st->depth);
-  st->keyed = true;
 }
 
 static bool same(const uintptr_t *a, const uintptr_t *b, unsigned n) {
@@ -298,12 +298,6 @@ static ax_prof_bucket_t *bucket_make(uint64_t h, const uintptr_t *pc, unsigned d
  * stack goes to the profile, and the block names its bucket (no other thread sees the block
  * yet). The lock only to make a bucket: a stack sampled before finds its own without it. */
 static void record(const ax_prof_stack_t *st, ax_segment_t *seg, ax_slot_t *slot, size_t size) {
-  ax_prof_stack_t keyed;
-  if (!st->keyed) { /* (libgcc's walk) */
-    memcpy(&keyed, st, offsetof(ax_prof_stack_t, pc) + st->n * sizeof st->pc[0]);
-    axi_prof_stack_key(&keyed);
-    st = &keyed;
-  }
   uint64_t h = bucket_hash(st->hash, size);
   const uintptr_t *pc = st->pc + st->first;
   ax_prof_bucket_t *b = bucket_find(h, pc, st->depth, size);

@@ -502,9 +502,9 @@ typedef struct ax_prof_memo {
   memo_t way[MEMO_WAYS];
 } ax_prof_memo_t;
 
-/* The memo of a walk that starts at pc and sp: one of two ways (the one of these that was
- * used last stays when another walk needs its place), or NULL when no memory for the memo. */
-static memo_t *memo_find(ax_heap_t *heap, uintptr_t pc, uintptr_t sp, uintptr_t fp) {
+/* The memo of a walk that starts at pc, sp and fp (*hit), else the one of its two ways to
+ * replace (the one used last stays); NULL when no memory for the memo. */
+static memo_t *memo_find(ax_heap_t *heap, uintptr_t pc, uintptr_t sp, uintptr_t fp, bool *hit) {
   if (!heap->prof_memo && !(heap->prof_memo = axi_os_map(sizeof(ax_prof_memo_t))))
     return NULL;
   ax_prof_memo_t *memo = heap->prof_memo;
@@ -514,8 +514,10 @@ static memo_t *memo_find(ax_heap_t *heap, uintptr_t pc, uintptr_t sp, uintptr_t 
   for (unsigned i = 0; i < 2; i++)
     if (m[i].pc0 == pc && m[i].sp0 == sp && (!m[i].fp0_used || m[i].fp0 == fp)) {
       m[i].used = memo->clock;
+      *hit = true;
       return &m[i];
     }
+  *hit = false;
   return m[0].used <= m[1].used ? &m[0] : &m[1];
 }
 
@@ -532,10 +534,11 @@ static bool memo_holds(const memo_t *m) {
 
 /* A word the walk read, into the memo being written (m->nreads past MEMO_READS: too long). */
 static inline void note(memo_t *m, const void *at, uint64_t v) {
-  if (m && m->nreads < MEMO_READS)
+  if (!m)
+    return;
+  if (m->nreads < MEMO_READS)
     m->read[m->nreads] = (memo_read_t){at, v};
-  if (m)
-    m->nreads += m->nreads <= MEMO_READS;
+  m->nreads += m->nreads <= MEMO_READS;
 }
 
 /* ---- the walk ------------------------------------------------------------------------------ */
@@ -586,21 +589,22 @@ static unsigned walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t *out, u
 }
 
 /* Return addresses from the caller's frame outwards, as _Unwind_Backtrace from the caller
- * would give them (its first: the return into the caller), into st (keyed when the memo
- * had them); st->n = 0 when libgcc must walk this stack (a frame without a rule of this
- * shape). pre: heap is the calling thread's, busy. */
+ * would give them (its first: the return into the caller), into st with its program's frames
+ * and their hash (axi_prof_stack_key); st->n = 0 when libgcc must walk this stack (a frame without
+ * a rule of this shape). pre: heap is the calling thread's, busy. */
 __attribute__((noinline)) void axi_prof_unwind(ax_heap_t *heap, ax_prof_stack_t *st) {
   uintptr_t pc = (uintptr_t)__builtin_return_address(0);
   uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();         /* the caller's, at the call */
   uintptr_t fp = *(uintptr_t *)__builtin_frame_address(0); /* the caller's, saved by our entry */
-  memo_t *m = memo_find(heap, pc, sp, fp);
-  if (m && m->pc0 == pc && m->sp0 == sp && (!m->fp0_used || m->fp0 == fp) && memo_holds(m)) {
+  bool hit;
+  memo_t *m = memo_find(heap, pc, sp, fp, &hit);
+  if (m && hit && memo_holds(m)) {
     memcpy(st->pc, m->pc, m->n * sizeof m->pc[0]);
     st->n = m->n;
     st->first = m->first;
     st->depth = m->depth;
     st->hash = m->hash;
-    st->keyed = st->memo = true;
+    st->memo = true;
     return;
   }
   if (m) {
@@ -609,9 +613,11 @@ __attribute__((noinline)) void axi_prof_unwind(ax_heap_t *heap, ax_prof_stack_t 
   }
   bool fp0_used = false;
   st->n = walk(pc, sp, fp, st->pc, AX_PROF_OURS + AX_PROF_DEPTH, m, &fp0_used);
-  if (!m || st->n == 0 || st->n > MEMO_FRAMES || m->nreads > MEMO_READS)
+  if (st->n == 0)
     return;
   axi_prof_stack_key(st);
+  if (!m || st->n > MEMO_FRAMES || m->nreads > MEMO_READS)
+    return;
   m->n = (uint8_t)st->n;
   m->first = (uint8_t)st->first;
   m->depth = (uint8_t)st->depth;
