@@ -12,7 +12,8 @@
 #   t_cancel.*         reports and fatal errors with a cancellation pending; threads
 #                      cancelled in the middle of a remote-free storm (no hooks needed)
 ax_allocator_variant(axmalloc_hooks_objects DEFINITIONS AX_TEST_HOOKS=1
-                     SOURCES ${PROJECT_SOURCE_DIR}/src/common/hooks.c)
+                     SOURCES ${PROJECT_SOURCE_DIR}/src/common/hooks.c
+                             ${PROJECT_SOURCE_DIR}/src/common/validate.c)
 add_library(axmalloc_hooks SHARED $<TARGET_OBJECTS:axmalloc_hooks_objects>)
 set_target_properties(axmalloc_hooks PROPERTIES LINKER_LANGUAGE C)
 target_include_directories(axmalloc_hooks PUBLIC ${PROJECT_SOURCE_DIR}/include
@@ -44,6 +45,22 @@ if(NOT CMAKE_CROSSCOMPILING)
   add_test(NAME t_sigfork.storm COMMAND t_sigfork storm 500)
   set_tests_properties(t_sigfork.mt t_sigfork.storm PROPERTIES LABELS race TIMEOUT 120)
 endif()
+
+# The fork child model (docs/design.md): the parent's threads stopped at each point, the child
+# consistent (ax_test_validate) with nothing pinned. Natively only: under qemu-user 7.2 a fork
+# child of a multithreaded process cannot create threads (see t_fork.c).
+if(NOT CMAKE_CROSSCOMPILING)
+  ax_hook_test(t_fork_model SOURCES t_fork_model.c ARGS quiescent 10)
+  foreach(s refill chain release trim slot dump)
+    add_test(NAME t_fork_model.${s} COMMAND t_fork_model ${s} 10)
+    set_tests_properties(t_fork_model.${s} PROPERTIES LABELS race TIMEOUT 120 SKIP_RETURN_CODE 77)
+  endforeach()
+  set_tests_properties(t_fork_model.slot t_fork_model.dump PROPERTIES
+    ENVIRONMENT "AXMALLOC_PROF=1;AXMALLOC_PROF_SAMPLE=4096;AXMALLOC_PROF_FILE=${CMAKE_CURRENT_BINARY_DIR}/t_fork_model.prof")
+endif()
+
+# A thread that allocates in its last TSD destructors leaves a heap with an id no thread has
+ax_hook_test(t_tsd_late SOURCES t_tsd_late.c)
 
 foreach(mode stats print fatal)
   add_test(NAME t_cancel.${mode} COMMAND t_cancel ${mode})

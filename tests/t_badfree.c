@@ -11,6 +11,7 @@
  *   t_badfree            run every mode
  *   t_badfree <mode>     perform one bad action in this process (for manual runs) */
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -31,6 +32,7 @@ static char static_array[256] __attribute__((aligned(64)));
 /* The bad actions. Everything they free is set up before the fork, so the parent knows
  * the address the child will report. */
 static char *blk64, *dbl, *huge, *dbl_huge, *dbl_inter, *dbl_remote;
+static char *chain_a, *chain_b, *dbl_cached; /* (double_remote_chain, double_remote_cached) */
 static char *mapped;
 static char *stack_ptr;
 static void *volatile sink;
@@ -46,6 +48,9 @@ static void setup(void) {
   blk64 = malloc(64);
   dbl = malloc(64);
   dbl_remote = malloc(64);
+  chain_a = malloc(64);
+  chain_b = malloc(64);
+  dbl_cached = malloc(4096);
   huge = malloc(3 * MIB);
   dbl_huge = malloc(2 * MIB + 4096);
   dbl_inter = malloc(5000);
@@ -193,6 +198,37 @@ static void act_header_overflow_remote(void) {
   free_remote(full_blk[0]);
 }
 
+/* Freed by a thread that keeps it in an open chain (its second free into that page: remote.c),
+ * then by another: the second finds it in the first one's chain. Before, nothing was reported
+ * until the chain was published and the owner took it (a corrupted list, or nothing). */
+static sem_t chained;
+static void *hold_chain(void *arg) {
+  (void)arg;
+  free(malloc(16)); /* a heap, to keep chains in */
+  free(chain_a);    /* names the page */
+  free(chain_b);    /* opens a chain with it */
+  sem_post(&chained);
+  for (;;)
+    pause(); /* the chain stays open */
+  return NULL;
+}
+static void *chain_b_addr(void) { return chain_b; }
+static void act_double_remote_chain(void) {
+  pthread_t t;
+  CHECK(sem_init(&chained, 0, 0) == 0);
+  CHECK(pthread_create(&t, NULL, hold_chain, NULL) == 0);
+  while (sem_wait(&chained) != 0)
+    ;
+  free_remote(chain_b);
+}
+/* Freed by its owner into its heap's cache (a class of 1,280 B .. 256 KiB), then by another
+ * thread: the second finds it in the owner's cache. */
+static void *dbl_cached_addr(void) { return dbl_cached; }
+static void act_double_remote_cached(void) {
+  free(dbl_cached);
+  free_remote(dbl_cached);
+}
+
 static const struct mode modes[] = {
     {"stack", "axmalloc: free(): invalid pointer", stack_addr, act_stack, NULL},
     {"middle16", "axmalloc: free(): invalid pointer", mid16_addr, act_mid16, NULL},
@@ -225,6 +261,10 @@ static const struct mode modes[] = {
     {"uncarved_remote", "axmalloc: free(): invalid pointer", uncarved_addr, act_uncarved_remote,
      NULL},
     {"double_remote", "axmalloc: free(): double free", dbl_remote_addr, act_double_remote, NULL},
+    {"double_remote_chain", "axmalloc: free(): double free", chain_b_addr, act_double_remote_chain,
+     NULL},
+    {"double_remote_cached", "axmalloc: free(): double free", dbl_cached_addr,
+     act_double_remote_cached, NULL},
     {"never_returned", "axmalloc: free(): double free", free_head_addr, act_free_head, NULL},
     {"header_overflow", "axmalloc: corrupted segment metadata at", full_seg_addr,
      act_header_overflow, NULL},

@@ -52,21 +52,23 @@ static void give_back(ax_heap_t *heap, ax_block_t *b) {
   axi_page_give_back(heap, page, b);
 }
 
-/* Give the n oldest blocks of stack i back (the caller moves or forgets the slots). */
-static void give_back_oldest(ax_heap_t *heap, unsigned i, uint32_t n) {
-  for (uint32_t k = 0; k < n; k++)
-    give_back(heap, heap->cache.slot[i][k]);
-}
-
-/* Push b on stack i, which is full (depth[i] blocks): its older half goes back first, the
- * larger half for an odd count (the one block of a depth of 1). */
+/* Push b on stack i, which is full (depth[i] blocks): its older half goes back, the larger
+ * half for an odd count (the one block of a depth of 1). The stack drops them before they go:
+ * at every store a block is in the cache or on its page's lists, never in both (a fork child
+ * gives a dead thread's cache back as it finds it: axi_cache_orphan). */
 static AX_NOINLINE void push_full(ax_heap_t *heap, unsigned i, ax_block_t *b) {
   uint32_t n = heap->cache.n[i], half = (n + 1) / 2;
-  give_back_oldest(heap, i, half);
+  ax_block_t *old[AX_CACHE_SLOTS / 2];
+  for (uint32_t k = 0; k < half; k++)
+    old[k] = heap->cache.slot[i][k];
+  heap->cache.n[i] = 0;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
   for (uint32_t k = half; k < n; k++)
     heap->cache.slot[i][k - half] = heap->cache.slot[i][k];
   heap->cache.slot[i][n - half] = b;
   heap->cache.n[i] = n - half + 1;
+  for (uint32_t k = 0; k < half; k++)
+    give_back(heap, old[k]);
 }
 
 /* Push b, of class c, on its stack. */
@@ -146,20 +148,43 @@ void axi_cache_free(ax_block_t *b, ax_page_t *page) {
 }
 
 /* Every cached block goes back to its page (trim, thread exit, refused mappings), and the
- * block aside (never counted). */
+ * block aside (never counted); each leaves the cache before it goes (see push_full). */
 void axi_cache_flush(ax_heap_t *heap) {
   ax_block_t *aside = heap->prof.aside;
   if (aside) {
     heap->prof.aside = NULL;
     axi_page_give_back(heap, axi_page_of(axi_segment_of(aside), aside), aside);
   }
-  if (heap->cache.last_cls)
+  if (heap->cache.last_cls) {
+    heap->cache.last_cls = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     give_back(heap, heap->cache.last);
-  heap->cache.last_cls = 0;
-  for (unsigned i = 0; i < AX_CACHE_N; i++) {
-    give_back_oldest(heap, i, heap->cache.n[i]);
-    heap->cache.n[i] = 0;
   }
+  for (unsigned i = 0; i < AX_CACHE_N; i++) {
+    uint32_t n = heap->cache.n[i];
+    heap->cache.n[i] = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    for (uint32_t k = 0; k < n; k++)
+      give_back(heap, heap->cache.slot[i][k]);
+  }
+}
+
+/* A fork child's handler, for a heap whose thread does not exist in the child: every block of
+ * its cache and the one aside back on its page's local_free, as its owner's free would put
+ * it, without the queue bookkeeping (the thread may have left its queues half-updated; its
+ * segments are abandoned next, heap.c). */
+void axi_cache_orphan(ax_heap_t *heap) {
+  if (heap->prof.aside)
+    axi_page_return(heap->prof.aside);
+  if (heap->cache.last_cls)
+    axi_page_return(heap->cache.last);
+  for (unsigned i = 0; i < AX_CACHE_N; i++)
+    for (uint32_t k = 0; k < heap->cache.n[i] && k < AX_CACHE_SLOTS; k++)
+      axi_page_return(heap->cache.slot[i][k]);
+  heap->prof.aside = NULL;
+  heap->cache.last_cls = 0;
+  for (unsigned i = 0; i < AX_CACHE_N; i++)
+    heap->cache.n[i] = 0;
 }
 
 /* Is b, of class c, in the cache? (the double-free check; at most 17 compares) */

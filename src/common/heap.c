@@ -22,8 +22,7 @@ __thread ax_heap_t *axi_tls_heap __attribute__((tls_model("initial-exec"))) = &a
 #define AX_HEAP_CHUNK ((size_t)64 << 10)
 static ax_lock_t pool_lock; /* thread start and exit only */
 static ax_heap_t *pool_free;
-static ax_heap_t *all_heaps[4096]; /* every heap made: heaps are recycled, never freed */
-static unsigned all_count;
+static ax_heap_t *all_heaps; /* every heap made, through all_next: recycled, never freed */
 static char *chunk_at, *chunk_end;
 
 static ax_heap_t *heap_alloc(void) {
@@ -40,8 +39,8 @@ static ax_heap_t *heap_alloc(void) {
     if (chunk_at) {
       heap = (ax_heap_t *)chunk_at;
       chunk_at += sz;
-      if (all_count < sizeof all_heaps / sizeof *all_heaps)
-        all_heaps[all_count++] = heap;
+      heap->all_next = all_heaps;
+      __atomic_store_n(&all_heaps, heap, __ATOMIC_RELEASE); /* (read without the lock) */
     }
   }
   axi_unlock(&pool_lock);
@@ -57,18 +56,30 @@ static void heap_free(ax_heap_t *heap) {
 
 /* Calls fn on every heap in use (racy reads: statistics only). */
 void axi_heap_foreach(void (*fn)(ax_heap_t *, void *), void *arg) {
-  unsigned n = __atomic_load_n(&all_count, __ATOMIC_ACQUIRE);
-  for (unsigned i = 0; i < n; i++)
-    if (__atomic_load_n(&all_heaps[i]->active, __ATOMIC_RELAXED))
-      fn(all_heaps[i], arg);
+  for (ax_heap_t *h = __atomic_load_n(&all_heaps, __ATOMIC_ACQUIRE); h; h = h->all_next)
+    if (__atomic_load_n(&h->active, __ATOMIC_RELAXED))
+      fn(h, arg);
 }
 
 /* ---- thread exit and fork -------------------------------------------------------------- */
 
 static pthread_key_t heap_key;
 
+/* The thread's heap was done (heap_done): the thread is in its last TSD destructors. A heap it
+ * makes now (another key's destructor allocates) is called again in the next round, but not
+ * after the last (glibc: PTHREAD_DESTRUCTOR_ITERATIONS, 4), and would then outlive its thread
+ * with its thread id, which glibc gives the next thread with this stack: that one would free
+ * into its pages as their owner (a heapless one into the shared empty heap). So such a heap
+ * gets an id no thread has (AX_TID_GHOST set: thread pointers are 64-byte aligned): every
+ * free of its blocks, its own thread's too, is a remote free, and it keeps no chains. */
+static __thread bool heap_exited __attribute__((tls_model("initial-exec")));
+#define AX_TID_GHOST ((uintptr_t)8)
+
+bool axi_heap_thread_exited(void) { return heap_exited; }
+
 static void heap_done(void *arg) {
   ax_heap_t *heap = arg;
+  heap_exited = true;
   axi_remote_flush(heap, true);
   axi_cache_flush(heap);
   axi_pages_collect_all(heap);
@@ -83,7 +94,7 @@ static void heap_done(void *arg) {
 }
 
 /* fork: the child must not inherit a global lock held by a thread that does not exist
- * there. Per-thread heaps need nothing: their owners' frees in the child become remote.
+ * there, nor an identity: those threads' heaps are taken over (orphan_dead_heaps, below).
  * A signal handler may fork while this thread is inside the allocator: inside a locked
  * section (axi_lock_for_fork leaves that lock to it), or inside another fork, between its
  * prepare and parent/child handlers (glibc's tst-mallocfork2 forks in its main loop too).
@@ -123,8 +134,64 @@ static void fork_release(void) {
   fork_depth = 0;
 }
 
+/* ---- the fork child model (docs/design.md, "Fork") ------------------------------------ */
+
+#define AX_HEAP_DEAD 2 /* active: in use by a thread that does not exist in this fork child */
+
+/* A segment of a dead heap: unpinned, recounted, abandoned (segment.c). Found by address
+ * (axi_segment_foreach), not through the heap's lists, which its thread may have left
+ * half-updated. */
+static void orphan_segment(ax_segment_t *seg, void *arg) {
+  ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
+  if (!heap || heap->active != AX_HEAP_DEAD)
+    return;
+  for (unsigned i = 0; i < seg->npages; i++)
+    if (seg->pages[i].in_use)
+      axi_page_orphan(&seg->pages[i]);
+  axi_segment_orphan(seg);
+}
+
+/* In a fork child, the heaps of the parent's other threads belong to nobody, and their
+ * thread ids are the thread pointers glibc hands the child's next threads (it reclaims the
+ * dead threads' stacks for them): a page still naming one would take a new thread's frees as
+ * its owner's (two threads got one block; a heapless thread put blocks in the shared empty
+ * heap). So, while the child is still alone: every open chain of theirs is published, their
+ * caches go back to their pages, their segments are abandoned as at thread exit (every owner
+ * word 0: nothing matches them again; the child's threads reclaim them), and the heaps go
+ * back to the pool. What a dead thread was doing inside the allocator at the fork is lost at
+ * worst (a block, a chain, a segment), never done twice: every update of a thread's own
+ * structures leaves them consistent at each store (docs/design.md). pre: fork's prepare
+ * handler holds the pool lock (this thread is alone). */
+static void orphan_dead_heaps(void) {
+  ax_heap_t *self = axi_tls_heap;
+  unsigned dead = 0;
+  for (ax_heap_t *h = all_heaps; h; h = h->all_next)
+    if (h->active && h != self) {
+      h->active = AX_HEAP_DEAD;
+      dead++;
+    }
+  if (!dead)
+    return;
+  for (ax_heap_t *h = all_heaps; h; h = h->all_next)
+    if (h->active == AX_HEAP_DEAD) {
+      axi_remote_orphan(h);
+      axi_cache_orphan(h);
+    }
+  axi_segment_foreach(orphan_segment, NULL);
+  for (ax_heap_t *h = all_heaps; h; h = h->all_next)
+    if (h->active == AX_HEAP_DEAD) {
+      axi_stats_merge_heap(h);
+      h->active = 0;
+      h->pool_next = pool_free;
+      pool_free = h;
+    }
+  ax_atomic_fetch_add_relaxed(&axi_stats.heaps_live, (uintptr_t)-dead);
+}
+
 static void fork_child(void) {
   axi_prof_fork_child(); /* (its lock is not taken for a fork: see there) */
+  if (fork_depth == 1)   /* (a fork nested in a handler inside a fork takes nothing: above) */
+    orphan_dead_heaps();
   if (fork_parent_mt)
     axi_forked = true; /* our thread_free lists may hold what the parent's threads pushed */
   fork_release();
@@ -140,6 +207,7 @@ void axi_heap_trim(ax_heap_t *heap) {
     if (axi_prof_on) /* the walks below lengthen the fast path's lists (page.c) */
       axi_page_prof_settle_all(heap);
     axi_remote_flush(heap, true);
+    AX_HOOK(AX_HOOK_TRIM, heap);
     for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
       ;
     axi_cache_flush(heap);
@@ -232,7 +300,7 @@ ax_heap_t *axi_heap_init_thread(void) {
     heap->direct[i] = &axi_page_empty;
   for (unsigned c = 0; c < AX_CLASSES; c++)
     heap->current[c] = &axi_page_empty;
-  heap->tid = ax_arch_thread_id();
+  heap->tid = ax_arch_thread_id() | (heap_exited ? AX_TID_GHOST : 0);
   __atomic_store_n(&heap->active, 1, __ATOMIC_RELAXED);
   ax_atomic_fetch_add_relaxed(&axi_stats.heaps_live, 1);
   axi_tls_heap = heap; /* before anything below can call malloc again */

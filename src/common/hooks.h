@@ -27,6 +27,26 @@ enum ax_hook_point {
   AX_HOOK_FORK_PREPARED,
   /* The fork parent or child handler is about to release those locks. arg: NULL. */
   AX_HOOK_FORK_RELEASING,
+  /* The points below are where a thread may be when another one forks: the fork child model
+   * (docs/design.md) says what the child makes of a thread that stopped there.
+   * malloc's slow path is about to refill the current page of the size's class (page.c).
+   * arg: the heap. The function must not allocate. */
+  AX_HOOK_REFILL,
+  /* A chain of remote frees is about to be published (remote.c): still open. arg: its first
+   * block. The function must not allocate. */
+  AX_HOOK_CHAIN_PUBLISH,
+  /* The profiler took a slot segment's last free slot and has not yet taken the segment off
+   * its list (prof.c); the profile's lock is held. arg: the segment. */
+  AX_HOOK_SLOT_TAKE,
+  /* A segment whose pages are all free leaves its heap for the segment cache (segment.c).
+   * arg: the segment. The function must not allocate. */
+  AX_HOOK_SEGMENT_RELEASE,
+  /* malloc_trim, after the thread's chains were published and before anything is reclaimed
+   * (heap.c). arg: the heap. */
+  AX_HOOK_TRIM,
+  /* A heap profile is being written, its file open; the profile's lock is held
+   * (prof_dump.c). arg: NULL. */
+  AX_HOOK_DUMP,
   AX_HOOK_POINTS
 };
 
@@ -37,6 +57,9 @@ typedef void (*ax_hook_fn)(enum ax_hook_point at, const void *arg);
 __attribute__((visibility("default"))) void ax_test_set_hook(ax_hook_fn fn);
 /* Whether the segment map holds a segment at seg (what free() consults first). */
 __attribute__((visibility("default"))) int ax_test_segmap_has(const void *seg);
+/* Every structure of the allocator walked and cross-checked (validate.c). pre: no other thread
+ * is inside the allocator. post: the number of problems found, each printed to stderr. */
+__attribute__((visibility("default"))) unsigned ax_test_validate(void);
 __attribute__((visibility("hidden"))) void axi_hook(enum ax_hook_point at, const void *arg);
 #define AX_HOOK(at, arg) axi_hook(at, arg)
 #else

@@ -318,6 +318,7 @@ typedef struct ax_heap {
    * memset these). */
   ax_atomic_word full_pending; /* remote frees into full pages since the last revisit */
   int active;                  /* axi_heap_foreach skips heaps not in use */
+  struct ax_heap *all_next;    /* every heap ever made, newest first (heap.c) */
   /* The heap profiler's last walks (prof_unwind.c), mapped at the heap's first; kept when a
    * new thread takes the heap over, whose walks check them as any. */
   struct ax_prof_memo *prof_memo;
@@ -491,6 +492,11 @@ AXI_HIDDEN bool axi_os_zero_pages(void *p, size_t size);
 AXI_HIDDEN bool axi_os_resident(const void *p);
 AXI_HIDDEN bool axi_os_remap(void *p, size_t old_size, size_t new_size);
 AXI_HIDDEN bool axi_os_move(void *p, size_t old_size, size_t new_size, void *target);
+AXI_HIDDEN int axi_os_open(const char *path, int flags, unsigned mode);
+AXI_HIDDEN long axi_os_read(int fd, void *buf, size_t n);
+AXI_HIDDEN long axi_os_write(int fd, const void *buf, size_t n);
+AXI_HIDDEN int axi_os_close(int fd);
+AXI_HIDDEN int axi_os_fcntl(int fd, int cmd, int arg);
 AXI_HIDDEN uint64_t axi_now_ms(void);
 AXI_HIDDEN uint64_t axi_random(void);
 
@@ -555,6 +561,11 @@ AXI_HIDDEN void axi_segmap_set(ax_segment_t *seg, bool on);
 /* pagemap.c. pre: start and len multiples of 64 KiB. post: the slices of [start, start+len)
  * name page (NULL: clear them); false when a second-level table could not be mapped. */
 AXI_HIDDEN bool axi_pagemap_set(uintptr_t start, size_t len, ax_page_t *page);
+/* pagemap.c: whether region i of the first level (64 GiB) has a table of its own */
+AXI_HIDDEN bool axi_pagemap_region_used(unsigned i);
+/* Calls fn on every small, medium and large segment in the segment map, in address order.
+ * pre: no other thread maps or unmaps one meanwhile (a fork child's handler, a test). */
+AXI_HIDDEN void axi_segment_foreach(void (*fn)(ax_segment_t *, void *), void *arg);
 AXI_HIDDEN ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size, size_t align,
                                          size_t off);
 AXI_HIDDEN void axi_segment_unmap(ax_segment_t *seg);
@@ -562,6 +573,7 @@ AXI_HIDDEN void axi_segment_split_off(ax_segment_t *seg, size_t map_size);
 AXI_HIDDEN void axi_segment_join(ax_segment_t *seg);
 AXI_HIDDEN void axi_segment_hide_meta(ax_segment_t *seg, bool hide);
 AXI_HIDDEN void axi_segment_abandon_all(ax_heap_t *heap);
+AXI_HIDDEN void axi_segment_orphan(ax_segment_t *seg);
 AXI_HIDDEN ax_segment_t *axi_segment_adopt(ax_heap_t *heap);
 AXI_HIDDEN void axi_segment_purge(ax_heap_t *heap, bool force);
 /* A cache of unused segments (or huge mappings): a list under a spin lock. */
@@ -595,6 +607,8 @@ AXI_HIDDEN void axi_page_collect(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_page_count_mallocs(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_pages_collect_all(ax_heap_t *heap);
+AXI_HIDDEN void axi_page_return(ax_block_t *b);
+AXI_HIDDEN void axi_page_orphan(ax_page_t *page);
 
 AXI_HIDDEN ax_page_t *axi_page_with_free(ax_heap_t *heap, unsigned c);
 AXI_HIDDEN ax_block_t *axi_page_pop(ax_page_t *page);
@@ -606,6 +620,7 @@ AXI_HIDDEN void axi_cache_free_prof(ax_block_t *b, ax_page_t *page);
 AXI_HIDDEN void axi_cache_flush(ax_heap_t *heap);
 AXI_HIDDEN bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_block_t *b);
 AXI_HIDDEN void axi_cache_unaside(ax_heap_t *heap, unsigned c);
+AXI_HIDDEN void axi_cache_orphan(ax_heap_t *heap);
 
 /* free.c */
 AXI_HIDDEN __attribute__((noreturn)) void axi_invalid_free(const char *fn, const void *p);
@@ -713,9 +728,11 @@ AXI_HIDDEN void axi_remote_push(ax_page_t *page, ax_segment_t *seg, uint32_t n, 
                                 ax_block_t *tail);
 AXI_HIDDEN void axi_remote_flush(ax_heap_t *heap, bool forget);
 AXI_HIDDEN void axi_remote_age(ax_heap_t *heap);
+AXI_HIDDEN void axi_remote_orphan(ax_heap_t *heap);
 
 /* heap.c */
 AXI_HIDDEN ax_heap_t *axi_heap_init_thread(void);
+AXI_HIDDEN bool axi_heap_thread_exited(void);
 AXI_HIDDEN bool axi_heap_release(ax_heap_t *heap);
 AXI_HIDDEN void axi_heap_trim(ax_heap_t *heap);
 AXI_HIDDEN void *axi_heap_page_malloc(ax_heap_t *heap, size_t size, bool zero);

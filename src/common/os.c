@@ -1,4 +1,4 @@
-/* The OS seam: mappings, time and randomness.
+/* The OS seam: mappings, files, time and randomness.
  *
  * Everything here may run before constructors, inside dlsym, in a fork child and in TLS
  * destructors: no stdio, no allocation, and errno is restored around every system call
@@ -6,8 +6,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -126,6 +128,25 @@ bool axi_os_resident(const void *p) {
   errno = saved;
   return rc == 0 && (vec & 1);
 }
+
+/* ---- files ----------------------------------------------------------------------------- */
+/* The system calls themselves, through syscall(), which is not a cancellation point, as
+ * glibc's open, read, write and close are: a heap profile written by a thread with a
+ * cancellation pending, or by malloc or free (a dump the signal asked for), must neither stop
+ * half way nor end the thread with the profile's lock held (t_prof_cancel). As libc's: -1
+ * and errno on failure. */
+
+int axi_os_open(const char *path, int flags, unsigned mode) {
+  return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode);
+}
+
+long axi_os_read(int fd, void *buf, size_t n) { return syscall(SYS_read, fd, buf, n); }
+
+long axi_os_write(int fd, const void *buf, size_t n) { return syscall(SYS_write, fd, buf, n); }
+
+int axi_os_close(int fd) { return (int)syscall(SYS_close, fd); }
+
+int axi_os_fcntl(int fd, int cmd, int arg) { return (int)syscall(SYS_fcntl, fd, cmd, arg); }
 
 /* ---- time and randomness ------------------------------------------------------------ */
 

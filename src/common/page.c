@@ -197,9 +197,11 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
       page->is_zero = 0;
       return;
     }
-    if (page->local_free) {
-      page->free = page->local_free;
+    if (page->local_free) { /* (local_free emptied first: see page_collect_all) */
+      ax_block_t *lf = page->local_free;
       page->local_free = NULL;
+      __atomic_signal_fence(__ATOMIC_SEQ_CST);
+      page->free = lf;
       page->is_zero = 0;
     }
   }
@@ -210,17 +212,21 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
     page->refill = page->capacity - axi_page_live(page); /* all not handed out is on free */
 }
 
-/* local_free joins free even when free is not empty (thread exit, trim). */
+/* local_free joins free even when free is not empty (thread exit, trim). local_free is emptied
+ * before its blocks join free, here and wherever they move: at every store a block is on one
+ * list or (for a moment) on none, never on two, so that a fork child can take over a page that
+ * a thread which does not exist there left half-moved (docs/design.md, "Fork"). */
 static void page_collect_all(ax_heap_t *heap, ax_page_t *page) {
   axi_page_collect(heap, page);
   if (page->local_free) {
-    ax_block_t *tail = page->local_free;
+    ax_block_t *lf = page->local_free, *tail = lf;
     uint32_t n = 1;
     for (ax_block_t *next; (next = axi_link(page, tail)); tail = next)
       n++;
-    axi_set_link(page, tail, page->free);
-    page->free = page->local_free;
     page->local_free = NULL;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    axi_set_link(page, tail, page->free);
+    page->free = lf;
     page->is_zero = 0; /* freed blocks are dirty (found by fuzz/corpus/seed-24-trim_calloc) */
     page->refill += n;
   }
@@ -546,8 +552,10 @@ static inline __attribute__((always_inline)) bool refill_from_local(ax_heap_t *h
       (!axi_remote_frees_impossible() && ax_atomic_load_relaxed(&page->thread_free)))
     return false;
   heap->stats.class_mallocs[page->cls] += page->refill; /* the whole list went out */
-  page->free = page->local_free;
+  ax_block_t *lf = page->local_free;                    /* (emptied first: see page_collect_all) */
   page->local_free = NULL;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  page->free = lf;
   page->is_zero = 0;
   page->refill = page->capacity - axi_page_live(page); /* all not handed out is on free */
   return true;
@@ -601,6 +609,7 @@ void *axi_page_malloc_current(ax_heap_t *heap, size_t size, bool zero) {
  * zero; NULL when no page could be had (the OS refused a mapping: the caller decides what
  * to release, heap.c). */
 void *axi_page_malloc(ax_heap_t *heap, size_t size, bool zero) {
+  AX_HOOK(AX_HOOK_REFILL, heap);
   ax_page_t *page = heap->current[axi_class_of(size)];
   if (!refill_local(heap, page)) {
     page = axi_page_with_free(heap, axi_class_of(size));
@@ -752,6 +761,23 @@ void axi_free_slow(ax_block_t *b, ax_page_t *page) {
   ax_heap_t *heap = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
   if (page_freed(heap, page))
     axi_page_purge_tick(heap);
+}
+
+/* A block goes back on its page's local_free, as its owner's free puts it, without the
+ * queue bookkeeping: the cache of a heap whose thread does not exist in a fork child
+ * (axi_cache_orphan), whose segments are abandoned next. */
+void axi_page_return(ax_block_t *b) {
+  ax_page_t *page = axi_page_of(axi_segment_of(b), b);
+  axi_set_link(page, b, page->local_free);
+  page->local_free = b;
+  page->used--;
+}
+
+/* A page of a heap whose thread does not exist in a fork child, before its segment is
+ * abandoned: no longer its class's current page (unpinned, as thread exit leaves it). */
+void axi_page_orphan(ax_page_t *page) {
+  page->used -= page->pinned;
+  page->pinned = 0;
 }
 
 /* A block of heap's cache goes back to its page as a local free (cache.c). No purge here:

@@ -59,3 +59,9 @@ bool axi_pagemap_set(uintptr_t start, size_t len, ax_page_t *page) {
   }
   return true;
 }
+
+/* Whether region i (64 GiB: slices i << AX_PM_L2_BITS ..) has a table of its own, that is,
+ * whether a segment of a kind the page map covers was ever mapped there (tables stay). */
+bool axi_pagemap_region_used(unsigned i) {
+  return l2_of((uintptr_t)i << AX_PM_L2_BITS) != empty_l2;
+}

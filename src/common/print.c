@@ -1,7 +1,7 @@
 /* Output without stdio and without allocation: messages, reports, fatal errors.
  *
  * Callable from anywhere, a signal handler or a thread with a cancellation pending
- * included: one buffer on the stack, written with a system call that is not a
+ * included: one small buffer on the stack, written with a system call that is not a
  * cancellation point.
  */
 #define _GNU_SOURCE
@@ -9,8 +9,6 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "internal.h"
 
@@ -21,7 +19,7 @@ static int saved_err_fd = -1; /* a private copy of stderr, for the report at exi
  * copy of it (AXMALLOC_STATS=1). */
 void axi_write_keep_stderr(void) {
   int saved = errno;
-  saved_err_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+  saved_err_fd = axi_os_fcntl(2, F_DUPFD_CLOEXEC, 3);
   errno = saved;
 }
 
@@ -41,11 +39,11 @@ static char *put_u(char *o, char *end, uint64_t v, unsigned base) {
 
 /* write(2) is a cancellation point: with a cancellation pending, a report would stop half
  * way and the thread would be gone (glibc's tst-malloc-stats-cancellation), and a fatal
- * error would cancel the thread instead of aborting. glibc's syscall() is not one. */
+ * error would cancel the thread instead of aborting. axi_os_write is the system call alone. */
 static void out_nocancel(const char *buf, size_t n) {
   int saved = errno;
   while (n > 0) {
-    long w = syscall(SYS_write, out_fd, buf, n);
+    long w = axi_os_write(out_fd, buf, n);
     if (w <= 0 && errno == EINTR)
       continue;
     if (w <= 0)
@@ -57,9 +55,15 @@ static void out_nocancel(const char *buf, size_t n) {
 }
 
 /* A printf subset: %s %d %zu %llu %p %x. Writes to stderr, not cancellable. */
+/* A printf subset into a 256-byte buffer, written out whenever it fills: a report or a fatal
+ * error on a small stack or in a signal handler costs 400 bytes of it at most (t_stack). */
 static void vwrite(const char *fmt, va_list ap) {
-  char buf[1024], *o = buf, *end = buf + sizeof buf;
-  for (; *fmt && o < end; fmt++) {
+  char buf[256], *o = buf, *end = buf + sizeof buf;
+  for (; *fmt; fmt++) {
+    if (o >= end - 24) { /* (room for one number) */
+      out_nocancel(buf, (size_t)(o - buf));
+      o = buf;
+    }
     if (*fmt != '%') {
       *o++ = *fmt;
       continue;
@@ -84,8 +88,13 @@ static void vwrite(const char *fmt, va_list ap) {
       }
       o = put_u(o, end, (uintptr_t)va_arg(ap, void *), 16);
     } else if (*fmt == 's') {
-      for (const char *s = va_arg(ap, const char *); *s && o < end; s++)
+      for (const char *s = va_arg(ap, const char *); *s; s++) {
+        if (o == end) {
+          out_nocancel(buf, sizeof buf);
+          o = buf;
+        }
         *o++ = *s;
+      }
     } else if (*fmt == '%') {
       *o++ = '%';
     } else {
@@ -99,7 +108,7 @@ static void vwrite(const char *fmt, va_list ap) {
  * coreutils do in an atexit handler), to the copy taken at init. */
 void axi_write_to_saved_stderr(void) {
   int saved = errno;
-  if (fcntl(2, F_GETFD) < 0 && saved_err_fd >= 0)
+  if (axi_os_fcntl(2, F_GETFD, 0) < 0 && saved_err_fd >= 0)
     out_fd = saved_err_fd;
   errno = saved;
 }

@@ -304,8 +304,7 @@ static void record(const ax_prof_stack_t *st, ax_segment_t *seg, ax_slot_t *slot
   if (!b) {
     axi_lock(&axi_prof.lock);
     b = bucket_make(h, pc, st->depth, size);
-    axi_unlock(&axi_prof.lock);
-    axi_prof_after_unlock();
+    axi_prof_unlock();
   }
   if (b)
     ax_atomic_fetch_add_relaxed(&b->allocs, 1);
@@ -332,11 +331,13 @@ static void record(const ax_prof_stack_t *st, ax_segment_t *seg, ax_slot_t *slot
 typedef struct ax_slot_table {
   uint64_t free_mask; /* slots 1.. that are free */
   ax_segment_t *next_with_free;
+  ax_segment_t *all_next; /* every slot segment (they stay for good): a fork child's rebuild */
   ax_slot_t slot[AX_SLOTS];
 } ax_slot_table_t;
 _Static_assert(AX_HUGE_OFFSET + sizeof(ax_slot_table_t) <= AX_SLOT_MAX, "slot 0 holds the table");
 
 static ax_segment_t *slots_with_free; /* segments with a free slot, under the lock */
+static ax_segment_t *slots_all;       /* every slot segment, under the lock */
 
 static ax_slot_table_t *slot_table(ax_segment_t *seg) {
   return (ax_slot_table_t *)((char *)seg + AX_HUGE_OFFSET);
@@ -357,22 +358,23 @@ static ax_segment_t *slots_map(void) {
   ax_slot_table_t *t = slot_table(seg);
   t->free_mask = ~(uint64_t)1 >> (64 - AX_SLOTS); /* slots 1 .. AX_SLOTS - 1 */
   t->next_with_free = slots_with_free;
-  slots_with_free = seg;
+  t->all_next = slots_all;
+  slots_with_free = slots_all = seg;
   return seg;
 }
 
 /* post: a free slot (marked in use, size bytes), or NULL. pre: the lock is held. */
 static void *slot_take(size_t size) {
-  while (slots_with_free && !slot_table(slots_with_free)->free_mask) /* (see fork_child) */
-    slots_with_free = slot_table(slots_with_free)->next_with_free;
   ax_segment_t *seg = slots_with_free ? slots_with_free : slots_map();
   if (!seg)
     return NULL;
   ax_slot_table_t *t = slot_table(seg);
   unsigned i = (unsigned)__builtin_ctzll(t->free_mask);
   t->free_mask &= t->free_mask - 1;
-  if (!t->free_mask)
+  if (!t->free_mask) {
+    AX_HOOK(AX_HOOK_SLOT_TAKE, seg);
     slots_with_free = t->next_with_free;
+  }
   t->slot[i].size = (uint32_t)size;
   t->slot[i].bucket = NULL;
   return (char *)seg + ((size_t)i << AX_SLOT_SHIFT);
@@ -405,8 +407,7 @@ void axi_prof_slot_free(const char *fn, ax_segment_t *seg, void *p) {
     slots_with_free = seg;
   }
   t->free_mask |= (uint64_t)1 << (((uintptr_t)p - (uintptr_t)seg) >> AX_SLOT_SHIFT);
-  axi_unlock(&axi_prof.lock);
-  axi_prof_after_unlock();
+  axi_prof_unlock();
 }
 
 /* malloc_usable_size and realloc of a block in a slot segment: its class size. No lock: only
@@ -430,7 +431,7 @@ void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero, const ax_prof_st
   }
   axi_lock(&axi_prof.lock);
   void *p = slot_take(bsize);
-  axi_unlock(&axi_prof.lock);
+  axi_prof_unlock();
   if (!p)
     return NULL;
   axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak, (intptr_t)bsize);
@@ -513,18 +514,43 @@ void axi_prof_init(void) {
 uint64_t axi_prof_rate(void) { return axi_prof.rate; }
 const char *axi_prof_prefix(void) { return axi_prof.prefix; }
 
+/* The slots' free masks and list made again from the slots themselves (a fork child): a
+ * slot is free when its size is 0. A thread that stopped anywhere in slot_take or
+ * axi_prof_slot_free leaves them right: a slot taken whose size was not yet written is free
+ * again (that allocation never returned), a segment whose last slot went and which was not yet
+ * off the list is off it (listed still, a free there listed it a second time, after itself:
+ * the next slot_take to use it up went round forever). pre: the lock is held or free. */
+static void slots_rebuild(void) {
+  slots_with_free = NULL;
+  for (ax_segment_t *seg = slots_all; seg; seg = slot_table(seg)->all_next) {
+    ax_slot_table_t *t = slot_table(seg);
+    t->free_mask = 0;
+    for (unsigned i = 1; i < AX_SLOTS; i++)
+      if (t->slot[i].size == 0)
+        t->free_mask |= (uint64_t)1 << i;
+    if (t->free_mask) {
+      t->next_with_free = slots_with_free;
+      slots_with_free = seg;
+    }
+  }
+}
+
 /* fork's prepare handler does not take the profile's lock, unlike the allocator's other
  * locks: malloc and free wait for this one (a sample, a sampled block's free), and they may
  * do so inside a FILE lock, which glibc's fork takes after the prepare handlers, and which
  * fflush(NULL) holds while it waits for _IO_list_lock: a thread that forked while another
  * sampled, with a third flushing, deadlocked (glibc's tst-malloc-fork-deadlock with
- * AXMALLOC_PROF_SAMPLE=4096). So the child, alone, frees the lock whoever held it; every
- * critical section leaves the table and the slots usable at each store (a bucket is published
- * last; a slot segment with no free slot left on the list is skipped; a bucket chunk
- * half-taken is dropped here), at worst losing a slot or a sample. */
+ * AXMALLOC_PROF_SAMPLE=4096). So the child, alone, frees the lock whoever held it and makes
+ * what it guards consistent again: the slots are rebuilt, a bucket is published by its last
+ * store, a bucket chunk half-taken is dropped, a dump half-written is the dead thread's file.
+ * Unless this very thread holds it: a signal handler forked inside its critical section, which
+ * goes on after the handler returns, in the child too. */
 void axi_prof_fork_child(void) {
+  axi_prof_unwind_fork_child();
+  if (ax_atomic_load_relaxed(&axi_prof.lock.word) == axi_lock_holder())
+    return;
   ax_atomic_store_relaxed(&axi_prof.lock.word, 0);
   ax_atomic_store_relaxed(&axi_prof.dump_pending, 0);
   arena_at = arena_end = NULL;
-  axi_prof_unwind_fork_child();
+  slots_rebuild();
 }

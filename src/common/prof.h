@@ -33,7 +33,8 @@ AXI_HIDDEN extern ax_prof_state_t axi_prof;
 
 /* prof_dump.c */
 AXI_HIDDEN void axi_prof_dump_init(void);
-AXI_HIDDEN void axi_prof_after_unlock(void);
+/* Unlock the profile's lock, then write the dump the signal asked for meanwhile, if any. */
+AXI_HIDDEN void axi_prof_unlock(void);
 AXI_HIDDEN double axi_prof_exp(double x);
 
 #endif

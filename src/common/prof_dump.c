@@ -10,7 +10,10 @@
  * 1 / (1 - exp(-size / rate)) itself ("heap_v2"), and symbolizes through the maps.
  * Files: <prefix>.<pid>.<seq>.heap (AXMALLOC_PROF_SIGNAL, ax_prof_dump(NULL)),
  * <prefix>.<pid>.final.heap at exit, <prefix>.<pid>.leaks.heap (AXMALLOC_PROF_LEAKS=1: the samples
- * still live at exit). Nothing here allocates: a signal handler dumps too.
+ * still live at exit). Nothing here allocates: a signal handler dumps too. Every dump runs
+ * under the profile's lock, so its buffers are static (a dump costs a signal handler's stack
+ * a few hundred bytes: t_stack), and every file operation is the system call itself (os.c):
+ * no cancellation point while the lock is held (t_prof_cancel).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -34,7 +37,7 @@ typedef struct out {
 
 static void out_flush(out_t *o) {
   for (unsigned done = 0; done < o->n && o->ok;) {
-    ssize_t w = write(o->fd, o->buf + done, o->n - done);
+    long w = axi_os_write(o->fd, o->buf + done, o->n - done);
     if (w < 0 && errno == EINTR)
       continue;
     if (w <= 0)
@@ -91,20 +94,24 @@ static void out_counts(out_t *o, uint64_t n1, uint64_t s1, uint64_t n2, uint64_t
   out_str(o, "]");
 }
 
+/* /proc/self/maps, read straight into o's buffer. */
 static void out_maps(out_t *o) {
   out_str(o, "\nMAPPED_LIBRARIES:\n");
-  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  int fd = axi_os_open("/proc/self/maps", O_RDONLY, 0);
   if (fd < 0)
     return;
-  char buf[1024];
-  for (ssize_t r; (r = read(fd, buf, sizeof buf)) != 0;) {
+  for (long r;;) {
+    if (o->n == sizeof o->buf)
+      out_flush(o);
+    if ((r = axi_os_read(fd, o->buf + o->n, sizeof o->buf - o->n)) == 0)
+      break;
     if (r < 0 && errno == EINTR)
       continue;
     if (r < 0)
       break;
-    out_mem(o, buf, (size_t)r);
+    o->n += (unsigned)r;
   }
-  close(fd);
+  axi_os_close(fd);
 }
 
 /* The whole profile, or (leaks) only what is still live, as if nothing else had been
@@ -137,42 +144,48 @@ static void write_profile(out_t *o, bool leaks) {
   out_maps(o);
 }
 
+/* The writer and the path of the dump in progress: one at a time, under the lock. */
+static out_t out;
+static char path_buf[sizeof out.buf];
+
 /* post: 0, or the errno of what failed. pre: the lock is held. */
 static int dump_locked(const char *path, bool leaks) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = axi_os_open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0)
     return errno;
-  out_t o = {.fd = fd, .ok = true};
-  write_profile(&o, leaks);
-  out_flush(&o);
-  int err = o.ok ? 0 : errno ? errno : EIO;
-  if (close(fd) != 0 && !err)
+  AX_HOOK(AX_HOOK_DUMP, NULL);
+  out.fd = fd;
+  out.ok = true;
+  out.n = 0;
+  write_profile(&out, leaks);
+  out_flush(&out);
+  int err = out.ok ? 0 : errno ? errno : EIO;
+  if (axi_os_close(fd) != 0 && !err)
     err = errno;
   return err;
 }
 
-/* <prefix>.<pid>.<tag>.heap, or <prefix>.<pid>.<seq>.heap when tag is NULL. */
-static void profile_path(char *path, size_t size, const char *tag) {
-  out_t o = {.fd = -1};
-  out_str(&o, axi_prof.prefix);
-  out_str(&o, ".");
-  out_u(&o, (uint64_t)getpid(), 10, 0);
-  out_str(&o, ".");
+/* <prefix>.<pid>.<tag>.heap, or <prefix>.<pid>.<seq>.heap when tag is NULL, in path_buf
+ * (built in out's buffer, which no dump uses yet). pre: the lock is held. */
+static const char *profile_path(const char *tag) {
+  out.fd = -1;
+  out.n = 0;
+  out_str(&out, axi_prof.prefix);
+  out_str(&out, ".");
+  out_u(&out, (uint64_t)getpid(), 10, 0);
+  out_str(&out, ".");
   if (tag)
-    out_str(&o, tag);
+    out_str(&out, tag);
   else
-    out_u(&o, ax_atomic_fetch_add_relaxed(&axi_prof.seq, 1), 10, 0);
-  out_str(&o, ".heap");
-  size_t n = o.n < size - 1 ? o.n : size - 1;
-  memcpy(path, o.buf, n);
-  path[n] = 0;
+    out_u(&out, ax_atomic_fetch_add_relaxed(&axi_prof.seq, 1), 10, 0);
+  out_str(&out, ".heap");
+  size_t n = out.n < sizeof path_buf - 1 ? out.n : sizeof path_buf - 1;
+  memcpy(path_buf, out.buf, n);
+  path_buf[n] = 0;
+  return path_buf;
 }
 
-static int dump_numbered_locked(void) {
-  char path[4096];
-  profile_path(path, sizeof path, NULL);
-  return dump_locked(path, false);
-}
+static int dump_numbered_locked(void) { return dump_locked(profile_path(NULL), false); }
 
 int ax_prof_dump(const char *path) {
   if (!axi_prof_on)
@@ -180,14 +193,13 @@ int ax_prof_dump(const char *path) {
   int saved = errno;
   axi_lock(&axi_prof.lock);
   int err = path ? dump_locked(path, false) : dump_numbered_locked();
-  axi_unlock(&axi_prof.lock);
-  axi_prof_after_unlock();
+  axi_prof_unlock();
   errno = saved;
   return err;
 }
 
 /* The dump signal: now, unless the table is locked (perhaps by the very code this handler
- * interrupted): then whoever unlocks it dumps (axi_prof_after_unlock). */
+ * interrupted): then whoever unlocks it dumps (axi_prof_unlock). */
 static void on_signal(int sig) {
   int saved = errno;
   if (axi_trylock(&axi_prof.lock)) {
@@ -199,9 +211,12 @@ static void on_signal(int sig) {
   errno = saved;
 }
 
-void axi_prof_after_unlock(void) {
-  if (ax_atomic_load_relaxed(&axi_prof.dump_pending) &&
-      ax_atomic_xchg_acq_rel(&axi_prof.dump_pending, 0)) {
+/* Every unlock of the profile's lock: then the dump the signal asked for while it was held,
+ * if any (a dump makes no cancellation point of malloc or free: see above). */
+void axi_prof_unlock(void) {
+  axi_unlock(&axi_prof.lock);
+  while (ax_atomic_load_relaxed(&axi_prof.dump_pending) &&
+         ax_atomic_xchg_acq_rel(&axi_prof.dump_pending, 0)) {
     int saved = errno;
     axi_lock(&axi_prof.lock);
     dump_numbered_locked();
@@ -306,16 +321,15 @@ __attribute__((destructor)) static void prof_at_exit(void) {
   if (!axi_prof_on)
     return;
   int saved = errno;
-  char path[4096];
   axi_lock(&axi_prof.lock);
-  profile_path(path, sizeof path, "final");
+  const char *path = profile_path("final");
   int err = dump_locked(path, false);
   if (err) {
     axi_write_to_saved_stderr();
     axi_write("axmalloc: could not write the heap profile %s (errno %d)\n", path, err);
   }
   if (axi_prof.leaks) {
-    profile_path(path, sizeof path, "leaks");
+    path = profile_path("leaks");
     report_leaks(path, dump_locked(path, true));
   }
   axi_unlock(&axi_prof.lock);

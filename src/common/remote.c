@@ -54,14 +54,20 @@ void axi_remote_push(ax_page_t *page, ax_segment_t *seg, uint32_t n, ax_block_t 
   }
 }
 
+/* The slot is closed before the CAS: a fork child publishes again what a thread that does
+ * not exist there left open (axi_remote_orphan), and a chain caught between the two is lost to
+ * it, not published twice. */
 static AX_NOINLINE void slot_publish(ax_heap_t *heap, ax_remote_slot_t *s) {
-  axi_remote_push(s->page, axi_segment_of(s->page), s->n, s->head, s->tail);
-  heap->stats.remote_frees += s->n;
-  heap->stats.remote_publishes++;
+  AX_HOOK(AX_HOOK_CHAIN_PUBLISH, s->head);
+  uint32_t n = s->n;
   uint64_t bit = (uint64_t)1 << (s - heap->rb.slot);
+  s->n = 0;
   heap->rb.open &= ~bit;
   heap->rb.older &= ~bit;
-  s->n = 0;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST); /* (closed in program order, before the CAS) */
+  axi_remote_push(s->page, axi_segment_of(s->page), n, s->head, s->tail);
+  heap->stats.remote_frees += n;
+  heap->stats.remote_publishes++;
 }
 
 /* The slot of a page: pages are 64 B or more apart in their segments' headers. */
@@ -70,17 +76,55 @@ static inline unsigned slot_of(const ax_page_t *page) {
   return (unsigned)(h >> (64 - AX_RB_SLOTS_LOG2));
 }
 
-/* b looks free (axi_looks_free): is it in s's open chain, or published on its page's
- * thread_free list already? Then this is a double free, reported here, naming the block,
- * instead of as a corrupted list when the owner takes it (page.c). The list may be taken
- * meanwhile; axi_list_has stops at a link out of the page. A block the owner has taken
- * already is the owner's to find (its malloc checks nothing, its next free of it does). */
+/* A block that looks free, sought where other threads hold freed blocks: their open chains
+ * into its page, the blocks they keep aside, their caches of its class. */
+typedef struct seek {
+  const ax_page_t *page;
+  const ax_block_t *b;
+  bool found;
+} seek_t;
+
+/* Other threads' chains and caches, read as they change: each field is one load, a chain is
+ * walked at most as far as its count and within the page (whose memory the block held keeps:
+ * its blocks count as used until the chain is collected), a cached block is only compared. A
+ * stale read misses a double free, never reports a block that is not free. */
+static void seek_in(ax_heap_t *heap, void *arg) {
+  seek_t *k = arg;
+  for (unsigned i = 0; i < AX_RB_SLOTS && !k->found; i++) {
+    ax_remote_slot_t *s = &heap->rb.slot[i];
+    if (__atomic_load_n(&s->page, __ATOMIC_RELAXED) != k->page)
+      continue;
+    uint32_t n = __atomic_load_n(&s->n, __ATOMIC_RELAXED);
+    const ax_block_t *x = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+    for (uint32_t j = 0; j < n && j <= AX_RB_CHAIN && !k->found; j++) {
+      if ((uintptr_t)x - k->page->area >= axi_page_carved(k->page))
+        break;
+      k->found = x == k->b;
+      x = axi_link(k->page, x);
+    }
+  }
+  k->found |= __atomic_load_n(&heap->prof.aside, __ATOMIC_RELAXED) == k->b ||
+              axi_cache_has(heap, k->page->cls, k->b);
+}
+
+/* b looks free (axi_looks_free): is it in s's open chain, published on its page's
+ * thread_free list already, or held freed by another thread (its chain, its cache, the block
+ * it keeps aside)? Then this is a double free, reported here, naming the block, instead of as
+ * a corrupted list when the owner takes it (page.c), or not at all. The list may be taken
+ * meanwhile; axi_list_has stops at a link out of the page. A block the owner has taken back
+ * onto its page's lists is the owner's to find (its malloc checks nothing, its next free of
+ * it does). The seek through other heaps costs only a free that looks free (a double free,
+ * or one in 2^14 of the first words a program leaves: axi_looks_free). */
 static void check_freed(const ax_remote_slot_t *s, ax_page_t *page, const ax_block_t *b) {
   const ax_block_t *x = s->head;
   for (uint32_t i = 0; s->page == page && i < s->n; i++, x = axi_link(page, x))
     if (x == b)
       axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
   if (axi_list_has(page, axi_tf_list(ax_atomic_load_acquire(&page->thread_free)), b))
+    axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
+  seek_t k = {page, b, false};
+  axi_heap_foreach(seek_in, &k);
+  if (k.found)
     axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
 }
 
@@ -97,8 +141,8 @@ static inline void chain_append(ax_heap_t *heap, ax_remote_slot_t *s, ax_block_t
 static __thread uint32_t heapless_frees __attribute__((tls_model("initial-exec")));
 
 static ax_heap_t *heap_for_chains(void) {
-  if (++heapless_frees < AX_RB_HEAPLESS)
-    return NULL;
+  if (++heapless_frees < AX_RB_HEAPLESS || axi_heap_thread_exited())
+    return NULL; /* (a thread in its last TSD destructors keeps no chains: heap.c) */
   return axi_heap_init_thread();
 }
 
@@ -119,7 +163,9 @@ static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *
     return chain_append(heap, s, b);
   }
   uint32_t fit = (uint32_t)(AX_RB_BYTES / page->block_size);
-  if (s->page == page && fit >= 2) { /* (bigger blocks: little to gain, much to hold) */
+  if (s->page == page && fit >= 2 && !axi_heap_thread_exited()) {
+    /* (bigger blocks: little to gain, much to hold; a thread in its last TSD destructors
+     * may not be called again to publish them: heap.c) */
     s->limit = fit < AX_RB_CHAIN ? fit : AX_RB_CHAIN;
     axi_set_link(page, b, NULL); /* the tail looks free too, to a second free of it */
     s->head = s->tail = b;
@@ -154,6 +200,31 @@ void axi_remote_flush(ax_heap_t *heap, bool forget) {
     slot_publish(heap, &heap->rb.slot[__builtin_ctzll(m)]);
   for (unsigned i = 0; forget && i < AX_RB_SLOTS; i++)
     heap->rb.slot[i].page = NULL;
+}
+
+/* A fork child's handler, for a heap whose thread does not exist in the child: publish every
+ * chain still open (n != 0: slot_publish closes a slot first), counted again from its head
+ * to its tail, since the thread may have stopped between linking a block (chain_append) and
+ * counting it. A chain whose links do not lead to its tail within its page is left (lost to
+ * the child, never published wrong). */
+void axi_remote_orphan(ax_heap_t *heap) {
+  for (unsigned i = 0; i < AX_RB_SLOTS; i++) {
+    ax_remote_slot_t *s = &heap->rb.slot[i];
+    if (!s->n)
+      continue;
+    ax_page_t *page = s->page;
+    ax_block_t *b = s->head;
+    uint32_t n = 1;
+    for (; b != s->tail && n <= AX_RB_CHAIN; n++) {
+      b = axi_link(page, b);
+      if ((uintptr_t)b - page->area >= axi_page_carved(page))
+        break;
+    }
+    if (b == s->tail)
+      axi_remote_push(page, axi_segment_of(page), n, s->head, s->tail);
+    s->n = 0;
+  }
+  heap->rb.open = heap->rb.older = 0;
 }
 
 /* The thread's malloc refill: publish the chains that were open at its previous refill

@@ -210,6 +210,9 @@ void axi_segment_join(ax_segment_t *seg) {
  * then on another thread may map a segment there (t_race_remap). Huge mappings are not in
  * the page map (free() finds them through the segment map, off the fast path). */
 void axi_segment_unmap(ax_segment_t *seg) {
+  ax_atomic_store_relaxed(&seg->owner, 0); /* first: a fork child takes no half-unmapped one */
+  ax_atomic_store_relaxed(&seg->heap, 0);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
   uncount_purged(seg);
   axi_segment_hide_meta(seg, false);
   if (seg->kind != AX_KIND_HUGE)
@@ -224,10 +227,16 @@ void axi_segment_unmap(ax_segment_t *seg) {
 #define AX_SEGMENT_CACHE_MAX 8
 static ax_segcache_t cache;
 
+/* A segment leaves its heap for the cache, or for the OS when the cache is full or busy. Its
+ * heap is cleared only under the cache's lock, which fork's prepare handler takes: so in a
+ * fork child a segment still names the heap of a thread that left it between its queue and the
+ * cache, and the child takes it over (heap.c), instead of finding it in neither. */
 static void cache_put(ax_segment_t *seg) {
   seg->cached_ms = axi_now_ms();
   if (axi_trylock(&cache.lock)) {
     if (cache.count < AX_SEGMENT_CACHE_MAX) {
+      ax_atomic_store_relaxed(&seg->owner, 0);
+      ax_atomic_store_relaxed(&seg->heap, 0);
       seg->next = cache.first;
       axi_segcache_link(&cache.first, seg);
       cache.count++;
@@ -375,8 +384,7 @@ ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind) {
 
 static void segment_release(ax_heap_t *heap, ax_segment_t *seg) {
   segq_remove(&heap->segs[seg->kind], seg);
-  ax_atomic_store_relaxed(&seg->owner, 0);
-  ax_atomic_store_relaxed(&seg->heap, 0);
+  AX_HOOK(AX_HOOK_SEGMENT_RELEASE, seg);
   cache_put(seg);
 }
 
@@ -474,6 +482,21 @@ void axi_segment_abandon_all(ax_heap_t *heap) {
   }
 }
 
+/* A fork child's handler, for a segment of a heap whose thread does not exist in the child
+ * (its pages unpinned already, heap.c): its count of pages in use taken again from the
+ * pages (the thread may have stopped between a page's flag and the segment's count), then
+ * abandoned as at thread exit: no thread of the child owns it, and the next that needs a
+ * page reclaims it (axi_page_reclaim). */
+void axi_segment_orphan(ax_segment_t *seg) {
+  uint64_t in_use = 0;
+  for (unsigned i = 0; i < seg->npages; i++)
+    if (seg->pages[i].in_use)
+      in_use |= (uint64_t)1 << i;
+  seg->used_pages = (uint32_t)__builtin_popcountll(in_use);
+  seg->free_mask = all_pages(seg->npages) & ~in_use;
+  abandon(seg);
+}
+
 /* Take one abandoned segment, if any and if no other thread is popping right now: it joins
  * heap's segments (its pages are the caller's to queue or retire: axi_page_reclaim).
  * post: the segment, or NULL. */
@@ -494,6 +517,28 @@ ax_segment_t *axi_segment_adopt(ax_heap_t *heap) {
   ax_atomic_store_relaxed(&seg->owner, heap->tid);
   segq_push(seg->free_mask ? &heap->segs[seg->kind] : &heap->segs_full, seg);
   return seg;
+}
+
+/* ---- every segment ------------------------------------------------------------------ */
+
+/* The page map's first level says which 64 GiB regions ever held a segment of these kinds, the
+ * segment map which 4 MiB slots of those hold one now: a walk of every live segment that reads
+ * no list a thread may have left half-updated (a fork child's, see heap.c). */
+void axi_segment_foreach(void (*fn)(ax_segment_t *, void *), void *arg) {
+  const unsigned w = 8 * sizeof(uintptr_t),
+                 per_region = 1u << (AX_PM_L2_BITS + AX_SLICE_SHIFT - AX_SEGMENT_SHIFT);
+  for (unsigned r = 0; r < (1u << AX_PM_L1_BITS); r++) {
+    if (!axi_pagemap_region_used(r))
+      continue;
+    for (unsigned i = r * per_region; i < (r + 1) * per_region; i += w) {
+      for (uintptr_t m = ax_atomic_load_relaxed(&axi_segmap[i / w]); m; m &= m - 1) {
+        ax_segment_t *seg =
+            (ax_segment_t *)((uintptr_t)(i + (unsigned)__builtin_ctzl(m)) << AX_SEGMENT_SHIFT);
+        if (seg->kind != AX_KIND_HUGE)
+          fn(seg, arg);
+      }
+    }
+  }
 }
 
 /* ---- fork ------------------------------------------------------------------------- */
