@@ -59,6 +59,20 @@ if(NOT CMAKE_CROSSCOMPILING)
     ENVIRONMENT "AXMALLOC_PROF=1;AXMALLOC_PROF_SAMPLE=4096;AXMALLOC_PROF_FILE=${CMAKE_CURRENT_BINARY_DIR}/t_fork_model.prof")
 endif()
 
+# No cancellation point in the allocator (the library's undefined symbols), and threads
+# cancelled inside every API that takes a lock, the heap profiler's dump included
+add_test(NAME t_cancel_points COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/t_cancel_points.sh
+         ${CMAKE_NM} $<TARGET_FILE:axmalloc> $<TARGET_FILE:axmalloc_static>)
+ax_test(t_prof_cancel SOURCES t_prof_cancel.c ARGS pending)
+add_test(NAME t_prof_cancel.storm COMMAND t_prof_cancel storm 100)
+set_tests_properties(t_cancel_points t_prof_cancel t_prof_cancel.storm PROPERTIES LABELS race
+  TIMEOUT 300 SKIP_RETURN_CODE 77)
+set_tests_properties(t_prof_cancel t_prof_cancel.storm PROPERTIES ENVIRONMENT
+  "AXMALLOC_PROF=1;AXMALLOC_PROF_SAMPLE=4096;AXMALLOC_PROF_FILE=${CMAKE_CURRENT_BINARY_DIR}/t_prof_cancel;TMPDIR=${CMAKE_CURRENT_BINARY_DIR}")
+if(CMAKE_CROSSCOMPILING)
+  set_property(TEST t_prof_cancel t_prof_cancel.storm APPEND PROPERTY ENVIRONMENT AX_HANG_SECONDS=250)
+endif()
+
 # A thread that allocates in its last TSD destructors leaves a heap with an id no thread has
 ax_hook_test(t_tsd_late SOURCES t_tsd_late.c)
 
@@ -68,3 +82,15 @@ endforeach()
 ax_test(t_cancel SOURCES t_cancel.c ARGS storm 200)
 set_tests_properties(t_cancel t_cancel.stats t_cancel.print t_cancel.fatal PROPERTIES
   LABELS race TIMEOUT 120 ENVIRONMENT_MODIFICATION "AXMALLOC_STATS=unset:")
+
+# The stack a small thread, a signal handler and a minimal sigaltstack need (t_stack.c):
+# malloc and free 1 KiB, 2 KiB when sampled (the stack walk from the unwind table rules),
+# 4 KiB with libgcc's walk; a dump 1 KiB
+ax_test(t_stack SOURCES t_stack.c ARGS 1024 1024)
+add_test(NAME t_stack.prof COMMAND t_stack 2048 1024)
+add_test(NAME t_stack.libgcc COMMAND t_stack 4096 1024)
+set(prof_env AXMALLOC_PROF=1 AXMALLOC_PROF_SAMPLE=4096 AXMALLOC_PROF_SIGNAL=USR1
+    AXMALLOC_PROF_FILE=${CMAKE_CURRENT_BINARY_DIR}/t_stack)
+set_tests_properties(t_stack.prof PROPERTIES ENVIRONMENT "${prof_env}")
+set_tests_properties(t_stack.libgcc PROPERTIES ENVIRONMENT "${prof_env};AXMALLOC_PROF_UNWIND=libgcc")
+set_tests_properties(t_stack t_stack.prof t_stack.libgcc PROPERTIES LABELS race TIMEOUT 300)

@@ -380,10 +380,15 @@ static rule_t derive(uintptr_t pc) {
 /* ---- the table of rules -------------------------------------------------------------------- */
 
 /* Open addressing, never shrinking; full, a rule is used without being kept. An entry is
- * written under the fill lock with its pc cleared first and set last; a reader takes it
- * when pc reads the same before and after its fields (a seqlock whose count is pc). */
+ * written under the fill lock, inside a count that is odd while it is written (a seqlock); a
+ * reader takes it when the count reads the same even value before and after its fields. (The
+ * count was pc itself, cleared and set again: a reader that had read pc before a rewrite for
+ * the same pc, other code now at that address after a dlclose and a dlopen, and its check
+ * after, accepted a mix of the two rules.) A count a writer left odd (a thread that does not
+ * exist in a fork child) makes the entry a miss until it is written again. */
 typedef struct entry {
-  uintptr_t pc;
+  uintptr_t pc;  /* 0: empty (the end of a probe sequence) */
+  uint64_t seq;  /* odd while the entry is written */
   uint64_t code; /* the 8 bytes before pc */
   rule_t rule;
 } entry_t;
@@ -413,7 +418,8 @@ static bool lookup(uintptr_t pc, uint64_t code, rule_t *r) {
     return false;
   for (size_t i = slot_of(pc), n = 0; n < PROBES; n++, i = (i + 1) & ((1u << TABLE_BITS) - 1)) {
     entry_t *e = &t[i];
-    uintptr_t k = __atomic_load_n(&e->pc, __ATOMIC_ACQUIRE);
+    uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+    uintptr_t k = __atomic_load_n(&e->pc, __ATOMIC_RELAXED);
     if (k == 0)
       return false;
     if (k != pc)
@@ -424,8 +430,8 @@ static bool lookup(uintptr_t pc, uint64_t code, rule_t *r) {
                 __atomic_load_n(&e->rule.fp_off, __ATOMIC_RELAXED),
                 __atomic_load_n(&e->rule.flags, __ATOMIC_RELAXED)};
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&e->pc, __ATOMIC_RELAXED) != pc)
-      return false;
+    if ((seq & 1) || __atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq)
+      return false; /* written meanwhile: derived again */
     if (c != code)
       return false; /* other code at this address now: derived again, and replaced */
     *r = v;
@@ -448,14 +454,16 @@ static void keep(uintptr_t pc, uint64_t code, rule_t r) {
         continue;
       if (e->pc == 0)
         filled++;
-      __atomic_store_n(&e->pc, 0, __ATOMIC_RELAXED);
+      uint64_t seq = e->seq | 1; /* odd: being written (left odd by a writer gone: still odd) */
+      __atomic_store_n(&e->seq, seq, __ATOMIC_RELAXED);
       __atomic_thread_fence(__ATOMIC_RELEASE);
       __atomic_store_n(&e->code, code, __ATOMIC_RELAXED);
       __atomic_store_n(&e->rule.cfa_off, r.cfa_off, __ATOMIC_RELAXED);
       __atomic_store_n(&e->rule.ra_off, r.ra_off, __ATOMIC_RELAXED);
       __atomic_store_n(&e->rule.fp_off, r.fp_off, __ATOMIC_RELAXED);
       __atomic_store_n(&e->rule.flags, r.flags, __ATOMIC_RELAXED);
-      __atomic_store_n(&e->pc, pc, __ATOMIC_RELEASE);
+      __atomic_store_n(&e->pc, pc, __ATOMIC_RELAXED);
+      __atomic_store_n(&e->seq, seq + 1, __ATOMIC_RELEASE);
       break;
     }
   }
