@@ -6,6 +6,16 @@
 #            builds run the `atomics` and `race` tests)
 #   threads  threads from the start to the end: a process already multi-threaded takes the
 #            atomic paths, so the AXMALLOC_FORCE_MT=1 passes leave these out
+#   noprof   tests that pin down what the heap profiler changes by design, which the passes with
+#            it on (AXMALLOC_PROF=1 AXMALLOC_PROF_SAMPLE=4096) leave out: a sampled block has a
+#            place of its own, not in its class's pages (t_full_pages, t_cache, t_free_filter,
+#            t_remote_batch, t_badfree: page layout, the cache, chains; t_stats, t_extras,
+#            t_cxx_new: class_live
+#            counts the thread's blocks in its pages; t_race_remote, t_fork_model.release: a stop
+#            in a page that a sampled block never reaches), and a 64 KiB slot of address space
+#            (the t_oom* tests under RLIMIT_AS); the instruction budgets are the default
+#            configuration's (t_budget, t_arm_budget); t_stack's budget is without sampling
+#            (t_stack.prof and t_stack.libgcc set their own)
 #
 # Every test keeps running in the default pass natively and on the first aarch64 pass.
 # Tests that do not exist in this build (native-only, aarch64-only) are skipped here. A label set here reaches only
@@ -17,7 +27,11 @@ set(AX_KERNEL_TESTS
 set(AX_THREADS_TESTS
   t_mt_storm t_mt_storm.checked t_mt_prodcons t_mt_prodcons.checked t_mt_threads t_stress
   t_stress.32 t_oom.threads t_sigfork.mt)
-foreach(label kernel threads)
+set(AX_NOPROF_TESTS
+  t_full_pages t_cache t_free_filter t_remote_batch t_stats t_extras t_race_remote
+  t_fork_model.release t_oom.huge t_oom.limit t_oom.threads t_oom.refused t_oom.refused_limit
+  t_oom_cxx t_oom_cxx_static t_budget t_arm_budget t_stack t_cxx_new t_cxx_new_static t_badfree)
+foreach(label kernel threads noprof)
   string(TOUPPER ${label} up)
   foreach(t ${AX_${up}_TESTS})
     if(TEST ${t})

@@ -117,22 +117,26 @@ static void test_huge(void) {
     char *p = malloc(n);
     ax_stats_get(&s1);
     check_block(p, n);
-    /* its own mapping, rounded up to whole pages: less than a page of slack */
+    /* its own mapping, rounded up to whole pages: less than a page of slack; one from the
+     * mapping cache (the heap profiler's sampled blocks of 64 KiB .. 1 MiB fill it too) may
+     * be up to twice as big */
     size_t usable = malloc_usable_size(p);
-    CHECKF(usable >= n && usable - n < page, "huge malloc(%zu): usable %zu, page %zu", n, usable,
+    size_t slack = s1.huge_cache_hits > s0.huge_cache_hits ? n + page : page;
+    CHECKF(usable >= n && usable - n < slack, "huge malloc(%zu): usable %zu, page %zu", n, usable,
            page);
     CHECK(s1.huge_allocs == s0.huge_allocs + 1);
     CHECK(s1.mallocs >= s0.mallocs + 1);
     free(p);
   }
-  /* exactly 1 MiB is the last class, not huge */
+  /* exactly 1 MiB is the last class, not huge (unless the heap profiler sampled it: a sampled
+   * block of 64 KiB .. 1 MiB gets a mapping of its own) */
   ax_stats_t s0, s1;
   ax_stats_get(&s0);
   void *p = malloc(MIB);
   ax_stats_get(&s1);
   check_block(p, MIB);
-  CHECK(malloc_usable_size(p) == MIB);
-  CHECK(s1.huge_allocs == s0.huge_allocs);
+  CHECK(info.prof_sample ? malloc_usable_size(p) >= MIB : malloc_usable_size(p) == MIB);
+  CHECK(info.prof_sample || s1.huge_allocs == s0.huge_allocs);
   free(p);
 }
 

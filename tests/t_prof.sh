@@ -22,6 +22,10 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
+# Every run says what profiling it wants: none inherited (the suite runs with the profiler on
+# too, scripts/test.sh)
+unset AXMALLOC_PROF AXMALLOC_PROF_SAMPLE AXMALLOC_PROF_FILE AXMALLOC_PROF_SIGNAL \
+  AXMALLOC_PROF_LEAKS AXMALLOC_PROF_UNWIND
 run() { "${emu[@]}" "$prog" "$@"; }
 pprof() { google-pprof ${tools:+--tools=$tools} --show_bytes "$@" 2>"$tmp/pprof.err"; }
 

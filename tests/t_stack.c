@@ -130,7 +130,9 @@ int main(int argc, char **argv) {
   budget_dump = (size_t)atol(argv[2]);
   ax_info_t info;
   ax_info(&info);
-  profiling = info.prof_sample != 0;
+  struct sigaction dump_sig;
+  CHECK(sigaction(SIGUSR1, NULL, &dump_sig) == 0); /* (the dump signal: AXMALLOC_PROF_SIGNAL) */
+  profiling = info.prof_sample != 0 && dump_sig.sa_handler != SIG_DFL;
   signal(SIGUSR2, trivial);
   size_t pg = (size_t)sysconf(_SC_PAGESIZE), size = PTHREAD_STACK_MIN;
   size = (size + pg - 1) / pg * pg;

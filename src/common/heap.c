@@ -218,6 +218,8 @@ void axi_heap_trim(ax_heap_t *heap) {
   }
   axi_segment_cache_trim(AX_TRIM_ALL);
   axi_huge_cache_trim(AX_TRIM_ALL);
+  if (axi_prof_on)
+    axi_prof_trim();
 }
 
 /* The OS refused a mapping. Only unmapping helps (RLIMIT_AS and the overcommit check count

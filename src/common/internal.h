@@ -683,6 +683,7 @@ AXI_HIDDEN void axi_prof_release(ax_segment_t *seg);
 AXI_HIDDEN void axi_prof_slot_free(const char *fn, ax_segment_t *seg, void *p);
 AXI_HIDDEN size_t axi_prof_slot_size(const char *fn, ax_segment_t *seg, const void *p);
 AXI_HIDDEN void axi_prof_fork_child(void);
+AXI_HIDDEN void axi_prof_trim(void);
 /* page.c's profiling grants: the fast path's lists cut to what may go before a sample. The
  * classes the direct table serves (sizes up to AX_DIRECT_MAX) have grants. */
 static inline bool axi_class_direct(unsigned c) { return c <= axi_class_of(AX_DIRECT_MAX); }

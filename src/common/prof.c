@@ -329,7 +329,9 @@ static void record(const ax_prof_stack_t *st, ax_segment_t *seg, ax_slot_t *slot
 #define AX_SLOT_MAX ((size_t)1 << AX_SLOT_SHIFT)
 
 typedef struct ax_slot_table {
-  uint64_t free_mask; /* slots 1.. that are free */
+  uint64_t free_mask;   /* slots 1.. that are free */
+  uint64_t dirty_mask;  /* free slots whose memory was written since it was last purged */
+  uint64_t purged_mask; /* slots purged since they were last used (os_committed) */
   ax_segment_t *next_with_free;
   ax_segment_t *all_next; /* every slot segment (they stay for good): a fork child's rebuild */
   ax_slot_t slot[AX_SLOTS];
@@ -338,6 +340,12 @@ _Static_assert(AX_HUGE_OFFSET + sizeof(ax_slot_table_t) <= AX_SLOT_MAX, "slot 0 
 
 static ax_segment_t *slots_with_free; /* segments with a free slot, under the lock */
 static ax_segment_t *slots_all;       /* every slot segment, under the lock */
+/* Freed slots keep their memory until a purge: every trim purges them all, and a free that
+ * leaves more than AX_SLOTS_DIRTY_MAX of them dirty purges them then (the lock held: a run of
+ * adjacent slots is one madvise). Never purged, the samples' memory stayed resident for good
+ * (t_trim and t_pagesize with AXMALLOC_PROF_SAMPLE=4096: RSS did not fall). */
+#define AX_SLOTS_DIRTY_MAX 512u /* 32 MiB of slots */
+static unsigned slots_dirty;
 
 static ax_slot_table_t *slot_table(ax_segment_t *seg) {
   return (ax_slot_table_t *)((char *)seg + AX_HUGE_OFFSET);
@@ -370,6 +378,15 @@ static void *slot_take(size_t size) {
     return NULL;
   ax_slot_table_t *t = slot_table(seg);
   unsigned i = (unsigned)__builtin_ctzll(t->free_mask);
+  uint64_t bit = (uint64_t)1 << i;
+  if (t->dirty_mask & bit) {
+    t->dirty_mask &= ~bit;
+    slots_dirty--;
+  }
+  if (t->purged_mask & bit) {
+    t->purged_mask &= ~bit;
+    axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak, (intptr_t)AX_SLOT_MAX);
+  }
   t->free_mask &= t->free_mask - 1;
   if (!t->free_mask) {
     AX_HOOK(AX_HOOK_SLOT_TAKE, seg);
@@ -392,6 +409,35 @@ static ax_slot_t *slot_of(const char *fn, ax_segment_t *seg, const void *p) {
   return slot;
 }
 
+/* Purge every free slot written since its last purge, a madvise per run of adjacent ones.
+ * pre: the lock is held. */
+static void slots_purge(void) {
+  for (ax_segment_t *seg = slots_all; seg && slots_dirty; seg = slot_table(seg)->all_next) {
+    ax_slot_table_t *t = slot_table(seg);
+    uint64_t m = t->dirty_mask & t->free_mask;
+    while (m) {
+      unsigned i = (unsigned)__builtin_ctzll(m), j = i;
+      while (j + 1 < AX_SLOTS && ((m >> (j + 1)) & 1))
+        j++;
+      uint64_t run =
+          (j + 1 == 64 ? ~(uint64_t)0 : ((uint64_t)1 << (j + 1)) - 1) & ~(((uint64_t)1 << i) - 1);
+      axi_os_purge((char *)seg + ((size_t)i << AX_SLOT_SHIFT), (size_t)(j + 1 - i)
+                                                                   << AX_SLOT_SHIFT);
+      t->dirty_mask &= ~run;
+      t->purged_mask |= run;
+      slots_dirty -= (unsigned)__builtin_popcountll(run);
+      m &= ~run;
+    }
+  }
+}
+
+/* malloc_trim: the freed slots' memory goes back. */
+void axi_prof_trim(void) {
+  axi_lock(&axi_prof.lock);
+  slots_purge();
+  axi_prof_unlock();
+}
+
 /* free() of a block in a slot segment: it leaves the profile, its slot is free again. */
 void axi_prof_slot_free(const char *fn, ax_segment_t *seg, void *p) {
   axi_lock(&axi_prof.lock);
@@ -406,7 +452,11 @@ void axi_prof_slot_free(const char *fn, ax_segment_t *seg, void *p) {
     t->next_with_free = slots_with_free;
     slots_with_free = seg;
   }
-  t->free_mask |= (uint64_t)1 << (((uintptr_t)p - (uintptr_t)seg) >> AX_SLOT_SHIFT);
+  uint64_t bit = (uint64_t)1 << (((uintptr_t)p - (uintptr_t)seg) >> AX_SLOT_SHIFT);
+  t->free_mask |= bit;
+  t->dirty_mask |= bit;
+  if (++slots_dirty > AX_SLOTS_DIRTY_MAX)
+    slots_purge();
   axi_prof_unlock();
 }
 
@@ -434,6 +484,7 @@ void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero, const ax_prof_st
   axi_prof_unlock();
   if (!p)
     return NULL;
+  heap->stats.class_mallocs[axi_class_of(size)]++; /* (ax_stats: a malloc like any other) */
   axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak, (intptr_t)bsize);
   AX_TRACK_MALLOC(p, bsize, 0);
   if (zero)
@@ -522,12 +573,15 @@ const char *axi_prof_prefix(void) { return axi_prof.prefix; }
  * the next slot_take to use it up went round forever). pre: the lock is held or free. */
 static void slots_rebuild(void) {
   slots_with_free = NULL;
+  slots_dirty = 0;
   for (ax_segment_t *seg = slots_all; seg; seg = slot_table(seg)->all_next) {
     ax_slot_table_t *t = slot_table(seg);
     t->free_mask = 0;
     for (unsigned i = 1; i < AX_SLOTS; i++)
       if (t->slot[i].size == 0)
         t->free_mask |= (uint64_t)1 << i;
+    t->dirty_mask &= t->free_mask;
+    slots_dirty += (unsigned)__builtin_popcountll(t->dirty_mask);
     if (t->free_mask) {
       t->next_with_free = slots_with_free;
       slots_with_free = seg;
