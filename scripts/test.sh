@@ -10,6 +10,9 @@
 #                       which builds the Debian packages (cpack -G DEB), installs them on this
 #                       machine, uses them and purges them again (skipped when not root)
 #   native/force-mt     the same build with AXMALLOC_FORCE_MT=1 (atomics while single-threaded)
+#   native/prof         ... with the heap profiler sampling every 4 KiB (AXMALLOC_PROF=1
+#                       AXMALLOC_PROF_SAMPLE=4096), but for the tests labelled `noprof`, which
+#                       pin down what it changes by design (tests/paths.cmake)
 #   native/isa=<k>      ... with AXMALLOC_FORCE_ISA=<k> for each x86 bulk kernel (the tests
 #                       labelled `kernel`, tests/paths.cmake)
 #   native/page=<n>     ... with AXMALLOC_PAGE_SIZE=16384 and 65536
@@ -20,7 +23,7 @@
 #                       run time; ctest under qemu-aarch64 with QEMU_CPU=max (LSE, SVE) and
 #                       cortex-a57 (ARMv8.0, no LSE) with forced MT, 64 KiB pages with memory
 #                       tagging (AXMALLOC_MTE=1, max; 16 KiB pages: the native pass), each
-#                       NEON kernel (`kernel` tests)
+#                       NEON kernel (`kernel` tests), the heap profiler on (as native/prof)
 #   aarch64-lse/max     build-aarch64-lse/   -DAX_AARCH64_ATOMICS=lse (needs an ARMv8.1 CPU);
 #                       this and the next two run the `atomics` and `race` tests (the
 #                       atomic primitives, and threads interleaved at the remote-free points)
@@ -75,7 +78,7 @@ VARIANT_EXCLUDE="^(t_preload|t_progs|t_budget|t_install|t_package|t_launcher|t_l
 # size, which 64 KiB covers) or under qemu (30-40 s there, google-pprof included), its tests
 # (t_prof, t_prof_static: the native stage, force-mt, 64 KiB pages and the first aarch64 pass
 # run them)
-PROF_EXCLUDE="^t_prof"
+PROF_EXCLUDE="^t_prof(_static)?$"
 # The forced-kernel passes run the `kernel` tests, the fixed-atomics aarch64 builds these
 # (tests/paths.cmake): the default pass and the first aarch64 pass run everything
 ATOMICS_LABELS="atomics|race"
@@ -212,6 +215,10 @@ if ax_configure "$NATIVE_DIR" "" -DAX_BUILD_FUZZ=ON "${EXTRA_CMAKE_ARGS[@]}" && 
   if [[ ${AX_QUICK:-0} != 1 ]]; then
     run_ctest native/force-mt "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_MT=1 -- -LE threads \
       -E "$VARIANT_EXCLUDE"
+    prof_dir=$(mktemp -d) # (each test process writes its profile at exit)
+    run_ctest native/prof "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_PROF=1 AXMALLOC_PROF_SAMPLE=4096 \
+      AXMALLOC_PROF_FILE="$prof_dir/p" -- -LE noprof -E "$VARIANT_EXCLUDE"
+    rm -rf "$prof_dir"
     for isa in ${AX_NATIVE_ISAS:-sse2 avx2 avx512 erms}; do
       run_ctest "native/isa=$isa" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_ISA=$isa -- \
         -L kernel -E "$VARIANT_EXCLUDE|$PROF_EXCLUDE"
@@ -262,20 +269,23 @@ cross_stage() {
       cpu=${parts[0]}
       # the first run of the runtime build is the whole suite; the others are variants
       # (EXCLUDE=<regex> in a run leaves out more, LABEL=<regex> runs only the tests with
-      # such a label (tests/paths.cmake): neither is an environment variable)
-      local envs=() more= label= name
+      # such a label, NOLABEL=<regex> leaves out those with one (tests/paths.cmake): none
+      # is an environment variable)
+      local envs=() more= label= nolabel= name
       for p in "${parts[@]:1}"; do
         case $p in
           EXCLUDE=*) more=${p#EXCLUDE=} ;;
           LABEL=*) label=${p#LABEL=} ;;
+          NOLABEL=*) nolabel=${p#NOLABEL=} ;;
           *) envs+=("$p") ;;
         esac
       done
       excl=()
       [[ $first == 1 && $mode == runtime ]] ||
-        excl=(-- ${label:+-L "$label"} -E "$VARIANT_EXCLUDE|$PROF_EXCLUDE${more:+|$more}")
+        excl=(-- ${label:+-L "$label"} ${nolabel:+-LE "$nolabel"}
+          -E "$VARIANT_EXCLUDE|$PROF_EXCLUDE${more:+|$more}")
       first=0
-      name=${run%%,EXCLUDE=*} name=${name%%,LABEL=*} # (both come last in a run)
+      name=${run%%,EXCLUDE=*} name=${name%%,LABEL=*} name=${name%%,NOLABEL=*} # (they come last)
       run_ctest "aarch64-$mode/$name" "$dir" "$QEMU_TIMEOUT" "QEMU_CPU=$cpu" "${envs[@]}" "${excl[@]}"
     done
   else
@@ -300,6 +310,9 @@ if [[ ${AX_SKIP_CROSS:-0} != 1 ]]; then
     # without axmalloc: left out of this pass.
     runs+=("max,AXMALLOC_PAGE_SIZE=65536,AXMALLOC_MTE=1,GLIBC_TUNABLES=glibc.cpu.name=a64fx,EXCLUDE=t_static_pie")
     for isa in ${AX_AARCH64_ISAS:-neon dczva}; do runs+=("max,AXMALLOC_FORCE_ISA=$isa,LABEL=kernel"); done
+    # the heap profiler sampling every 4 KiB, as native/prof (70 s; the profiles at exit land
+    # in the tests' directory as axprof.<pid>.final.heap)
+    runs+=("max,AXMALLOC_PROF=1,AXMALLOC_PROF_SAMPLE=4096,NOLABEL=noprof")
   fi
   cross_stage "$CROSS_DIR" runtime "${runs[@]}"
   if [[ ${AX_QUICK:-0} != 1 ]]; then
