@@ -13,4 +13,6 @@ void axi_hook(enum ax_hook_point at, const void *arg) {
 }
 
 int ax_test_segmap_has(const void *seg) { return axi_segmap_has((uintptr_t)seg); }
+
+int ax_test_checked(void) { return axi_checked; }
 #endif

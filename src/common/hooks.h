@@ -57,6 +57,8 @@ typedef void (*ax_hook_fn)(enum ax_hook_point at, const void *arg);
 __attribute__((visibility("default"))) void ax_test_set_hook(ax_hook_fn fn);
 /* Whether the segment map holds a segment at seg (what free() consults first). */
 __attribute__((visibility("default"))) int ax_test_segmap_has(const void *seg);
+/* Whether checked mode is on (check.c): some points are on the default mode's paths only. */
+__attribute__((visibility("default"))) int ax_test_checked(void);
 /* Every structure of the allocator walked and cross-checked (validate.c). pre: no other thread
  * is inside the allocator. post: the number of problems found, each printed to stderr. */
 __attribute__((visibility("default"))) unsigned ax_test_validate(void);

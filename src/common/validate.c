@@ -14,11 +14,14 @@
  *   - a page's count: used - pinned == capacity - |free| - |local_free|.
  * A problem is printed as `axmalloc: validate: ...`; ax_test_validate returns how many.
  */
+#include <stdlib.h>
+
 #include "internal.h"
 
 #if AX_TEST_HOOKS
 
 static unsigned problems;
+static bool show_pages; /* AX_VALIDATE_PAGES=1: every page in use printed */
 #define BAD(fmt, ...) (problems++, axi_write("axmalloc: validate: " fmt "\n", ##__VA_ARGS__))
 
 /* ---- the heaps in use, and what they hold outside their pages ---------------------------- */
@@ -173,6 +176,10 @@ static void check_page(const ax_segment_t *seg, ax_page_t *page, heap_info_t *hi
         (int)page->block_size, (int)page->capacity);
     return;
   }
+  if (show_pages)
+    axi_write("axmalloc: validate: page %p class %d: used %d (pinned %d), carved %d, owner %p\n",
+              (void *)page->area, (int)page->cls, (int)page->used, (int)page->pinned,
+              (int)page->capacity, (void *)owner);
   uint64_t seen[MAX_BLOCKS / 64] = {0};
   uint32_t nfree = walk(page, page->free, seen, page->capacity, "free");
   uint32_t nlocal = walk(page, page->local_free, seen, page->capacity, "local_free");
@@ -297,6 +304,8 @@ static void check_empty_heap(void) {
 
 unsigned ax_test_validate(void) {
   problems = 0;
+  const char *show = getenv("AX_VALIDATE_PAGES");
+  show_pages = show && *show == '1';
   check_empty_heap();
   unsigned n = 0;
   axi_heap_foreach(count_heap, &n);
