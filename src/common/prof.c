@@ -419,8 +419,7 @@ static void slots_purge(void) {
       unsigned i = (unsigned)__builtin_ctzll(m), j = i;
       while (j + 1 < AX_SLOTS && ((m >> (j + 1)) & 1))
         j++;
-      uint64_t run =
-          (j + 1 == 64 ? ~(uint64_t)0 : ((uint64_t)1 << (j + 1)) - 1) & ~(((uint64_t)1 << i) - 1);
+      uint64_t run = (~(uint64_t)0 >> (63 - j)) & (~(uint64_t)0 << i); /* bits i .. j */
       axi_os_purge((char *)seg + ((size_t)i << AX_SLOT_SHIFT), (size_t)(j + 1 - i)
                                                                    << AX_SLOT_SHIFT);
       t->dirty_mask &= ~run;
