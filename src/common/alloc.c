@@ -12,6 +12,7 @@
 
 #include "bulk.h"
 #include "internal.h"
+#include "prof.h"
 
 /* ---- malloc ------------------------------------------------------------------------- */
 
@@ -22,7 +23,7 @@ static inline void *malloc_common(ax_heap_t *heap, size_t size, bool zero) {
     axi_remote_age(heap);
   if (ax_likely(size <= AX_LARGE_MAX) && (p = axi_page_malloc_current(heap, size, zero)))
     return p;
-  if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_heap_init_thread())) {
+  if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_thread_start())) {
     errno = ENOMEM;
     return NULL;
   }
@@ -56,7 +57,7 @@ static AX_NOINLINE AX_API void *malloc_sampled(ax_heap_t *heap, size_t size, boo
  * or tagging. */
 static AX_NOINLINE AX_API void *malloc_profiled(ax_heap_t *heap, size_t size, bool zero) {
   void *p;
-  if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_heap_init_thread())) {
+  if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_thread_start())) {
     errno = ENOMEM;
     return NULL;
   }
@@ -175,42 +176,35 @@ AX_API void *ax_calloc(size_t count, size_t size) {
 
 /* ---- sizes -------------------------------------------------------------------------- */
 
-/* malloc_usable_size of a tagged pointer (mte.c): its block's size, once its tag is right;
- * in checked mode the size the program asked for (check.c reads the block untagged: its
- * granules go to tag 0 meanwhile). */
-static AX_NOINLINE size_t usable_tagged(const char *fn, const void *p) {
-  void *b = axi_mte_release(fn, (void *)p, true);
-  ax_segment_t *seg = axi_segment_of(b);
-  ax_page_t *page = axi_page_of(seg, b);
-  if (!axi_checked)
-    return page->block_size;
-  ax_arch_mte_set(b, page->block_size);
-  size_t n = axi_check_usable(seg, page, p);
-  ax_arch_mte_set((void *)p, page->block_size);
-  return n;
+/* malloc_usable_size of a pointer the block-start test did not take (ptr.c): a tagged block,
+ * checked mode's (the size the program asked for), a profiler slot, a huge block. */
+static AX_NOINLINE size_t usable_irregular(const char *fn, const void *p) {
+  ax_ptr_t x;
+  axi_ptr_classify(fn, (void *)p, true, &x);
+  switch (x.kind) {
+  case AX_PTR_TAGGED:
+    return x.page->block_size;
+  case AX_PTR_CHECKED:
+    return axi_check_usable(&x, p);
+  case AX_PTR_SLOT:
+    return axi_prof_slot_size(fn, x.seg, p);
+  case AX_PTR_HUGE:
+    break;
+  }
+  return x.seg->map_size - ((uintptr_t)p - (uintptr_t)x.seg);
 }
 
 /* post: usable bytes of the block at p; 0 for NULL. Aborts on a pointer not ours. */
 static size_t usable_size(const char *fn, const void *p) {
   if (ax_unlikely(ax_arch_ptr_tag(p) != 0) && axi_mte) /* (a constant 0 on x86-64) */
-    return usable_tagged(fn, p);
+    return usable_irregular(fn, p);
   ax_segment_t *seg = axi_segment_of(p);
-  if (!axi_segmap_has((uintptr_t)seg)) {
-    if (p == NULL)
-      return 0;
-    seg = axi_header_off_map(fn, p);
-  }
+  if (!axi_segmap_has((uintptr_t)seg))
+    return p == NULL ? 0 : usable_irregular(fn, p);
   ax_page_t *page = axi_page_of(seg, p);
   if (axi_is_block(page, p))
     return page->block_size;
-  axi_segment_validate(seg);
-  if (axi_checked)
-    return axi_check_usable(seg, axi_page_of(seg, p), p);
-  if (seg->prof_slots) /* a sampled block (prof.c) */
-    return axi_prof_slot_size(fn, seg, p);
-  if (seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area)
-    return seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
-  axi_bad_pointer(fn, seg, p);
+  return usable_irregular(fn, p);
 }
 
 size_t ax_usable_size(const void *p) { return usable_size("malloc_usable_size", p); }
@@ -243,18 +237,20 @@ static AX_API void *realloc_move(void *p, size_t old, size_t n) {
   return q;
 }
 
-/* realloc of a pointer that does not start a small/medium/large block: huge blocks, bad
- * pointers, and every block in checked mode. */
-static AX_NOINLINE AX_API void *realloc_irregular(ax_segment_t *seg, void *p, size_t n) {
-  axi_segment_validate(seg);
-  ax_page_t *page = axi_page_of(seg, p);
-  if (axi_checked)
-    return axi_check_realloc(seg, page, p, n);
-  bool slot = seg->prof_slots; /* a sampled block (prof.c): moves as a small block does */
-  if (!slot && !(seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area))
-    axi_bad_pointer("realloc", seg, p);
-  size_t old = slot ? axi_prof_slot_size("realloc", seg, p)
-                    : seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
+/* realloc of a pointer the block-start test did not take (ptr.c): a tagged block (it keeps
+ * its tag when it stays; a move goes through malloc, tagged, and free, retagged), checked
+ * mode's, a profiler slot (moves as a small block does), a huge block. */
+static AX_NOINLINE AX_API void *realloc_irregular(void *p, size_t n) {
+  ax_ptr_t x;
+  axi_ptr_classify("realloc", p, true, &x);
+  ax_segment_t *seg = x.seg;
+  if (x.kind == AX_PTR_CHECKED) {
+    ax_heap_t *heap = axi_heap_get();
+    return heap ? axi_check_realloc(heap, &x, p, n) : NULL;
+  }
+  size_t old = x.kind == AX_PTR_TAGGED ? x.page->block_size
+               : x.kind == AX_PTR_SLOT ? axi_prof_slot_size("realloc", seg, p)
+                                       : seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
   if (ax_unlikely(n > PTRDIFF_MAX)) {
     errno = ENOMEM;
     return NULL;
@@ -263,7 +259,7 @@ static AX_NOINLINE AX_API void *realloc_irregular(ax_segment_t *seg, void *p, si
    * have room for much more than the block it was sampled as) */
   if (n <= old && n >= old / 2 && !seg->prof)
     return p;
-  if (n > AX_LARGE_MAX && !slot) {
+  if (n > AX_LARGE_MAX && x.kind == AX_PTR_HUGE) {
     axi_page_purge_tick(axi_tls_heap); /* (the empty heap has nothing due) */
     void *q = axi_huge_realloc(seg, p, n);
     if (q && ax_unlikely(axi_prof_on))
@@ -271,30 +267,6 @@ static AX_NOINLINE AX_API void *realloc_irregular(ax_segment_t *seg, void *p, si
     if (q)
       return q;
   }
-  return realloc_move(p, old, n);
-}
-
-/* realloc of a tagged pointer (mte.c). The block keeps its tag when it stays; a move goes
- * through malloc (tagged) and free (retagged). In checked mode check.c reads the block
- * untagged: its granules go to tag 0 meanwhile, back to p's if p stays valid. */
-static AX_NOINLINE AX_API void *realloc_tagged(void *p, size_t n) {
-  void *b = axi_mte_release("realloc", p, true);
-  ax_segment_t *seg = axi_segment_of(b);
-  ax_page_t *page = axi_page_of(seg, b);
-  if (axi_checked) {
-    ax_arch_mte_set(b, page->block_size);
-    void *q = axi_check_realloc(seg, page, p, n);
-    if (q == p || q == NULL) /* p stays valid */
-      ax_arch_mte_set(p, page->block_size);
-    return q;
-  }
-  size_t old = page->block_size;
-  if (ax_unlikely(n > PTRDIFF_MAX)) {
-    errno = ENOMEM;
-    return NULL;
-  }
-  if (n <= old && n >= old / 2)
-    return p;
   return realloc_move(p, old, n);
 }
 
@@ -306,13 +278,13 @@ AX_API void *ax_realloc(void *p, size_t n) {
     return NULL;
   }
   if (ax_unlikely(ax_arch_ptr_tag(p) != 0) && axi_mte) /* (a constant 0 on x86-64) */
-    return realloc_tagged(p, n);
+    return realloc_irregular(p, n);
   ax_segment_t *seg = axi_segment_of(p);
   if (ax_unlikely(!axi_segmap_has((uintptr_t)seg)))
-    return realloc_irregular(axi_header_off_map("realloc", p), p, n);
+    return realloc_irregular(p, n);
   ax_page_t *page = axi_page_of(seg, p);
   if (ax_unlikely(!axi_is_block(page, p)))
-    return realloc_irregular(seg, p, n);
+    return realloc_irregular(p, n);
   size_t old = page->block_size;
   if (ax_unlikely(n > PTRDIFF_MAX)) {
     errno = ENOMEM;
@@ -334,21 +306,8 @@ AX_API void *ax_reallocarray(void *p, size_t count, size_t size) {
 
 /* ---- aligned allocation -------------------------------------------------------------- */
 
-/* post: the calling thread's heap, created if need be; NULL (ENOMEM) when out of memory. */
-static AX_API ax_heap_t *thread_heap(void) {
-  ax_heap_t *heap = axi_tls_heap;
-  if (heap == &axi_heap_empty) {
-    ax_free(ax_malloc(1)); /* creates the thread's heap */
-    if ((heap = axi_tls_heap) == &axi_heap_empty) {
-      errno = ENOMEM;
-      return NULL;
-    }
-  }
-  return heap;
-}
-
 static AX_NOINLINE AX_API void *checked_aligned(size_t align, size_t n) {
-  ax_heap_t *heap = thread_heap();
+  ax_heap_t *heap = axi_heap_get();
   void *p = heap ? axi_check_malloc(heap, n, align, false) : NULL;
   return axi_mte ? axi_mte_tag(p) : p;
 }
@@ -372,7 +331,7 @@ static AX_API void *aligned_malloc(size_t align, size_t n) {
     if (sz % align == 0)
       return ax_malloc(sz);
   }
-  ax_heap_t *heap = thread_heap();
+  ax_heap_t *heap = axi_heap_get();
   void *p = heap ? axi_heap_huge_alloc(heap, n, align, false) : NULL;
   if (p && ax_unlikely(axi_prof_on))
     axi_prof_huge(p, n);
@@ -419,6 +378,8 @@ AX_API void *ax_memalign(size_t align, size_t n) {
 /* ---- the standard names ------------------------------------------------------------- */
 /* Aliases, not wrappers: malloc *is* ax_malloc, with no extra call or jump. free and cfree
  * are in free.c, the rest of the family (valloc, mallinfo2, malloc_trim, ...) in override.c. */
+const char axi_link_alloc_o; /* (internal.h: every object refers to it) */
+
 #define AX_ALIAS(target) __attribute__((alias(#target), visibility("default"), used))
 void *malloc(size_t n) AX_ALIAS(ax_malloc);
 void *calloc(size_t count, size_t size) AX_ALIAS(ax_calloc);

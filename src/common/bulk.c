@@ -139,7 +139,7 @@ void axi_bulk_init(void) {
     z.fn[i] = kernels[z.kernel[i]].zero;
   for (int i = 0; i < nc; i++)
     c.fn[i] = kernels[c.kernel[i]].copy;
-  /* pre of axi_init_process: no other thread allocates yet, so plain stores publish. */
+  /* pre of process init (lifecycle.c): no other thread allocates yet, so plain stores publish. */
   zero_table = z;
   copy_table = c;
   zero_ranges = (unsigned char)nz;

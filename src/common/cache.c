@@ -187,15 +187,11 @@ void axi_cache_orphan(ax_heap_t *heap) {
     heap->cache.n[i] = 0;
 }
 
-/* Is b, of class c, in the cache? (the double-free check; at most 17 compares) */
-bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_block_t *b) {
-  if (!axi_class_cached(c))
-    return false;
-  if ((heap->cache.last_cls && heap->cache.last == b) || heap->prof.aside == b)
-    return true;
-  unsigned i = c - AX_CACHE_FIRST;
-  for (uint32_t k = 0; k < heap->cache.n[i]; k++)
-    if (heap->cache.slot[i][k] == b)
-      return true;
-  return false;
+/* b's first word decodes to a link of this page's lists: b may already be free. Look, in
+ * the heap's cache too. pre: the caller owns the page. Returns when b is not free. */
+void axi_check_double_free(ax_page_t *page, ax_block_t *b) {
+  const ax_block_t *remote = axi_tf_list(ax_atomic_load_acquire(&page->thread_free));
+  if (axi_list_has(page, page->free, b) || axi_list_has(page, page->local_free, b) ||
+      axi_list_has(page, remote, b) || axi_cache_has(axi_tls_heap, page->cls, b))
+    axi_double_free("free", b);
 }

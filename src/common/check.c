@@ -44,12 +44,6 @@
 
 #include "internal.h"
 
-#ifndef AX_CHECKED
-#define AX_CHECKED 0
-#endif
-
-bool axi_checked = AX_CHECKED;
-
 #define TRAILER ((size_t)8)
 #define EXTRA (TRAILER + 1) /* trailer and at least one canary byte */
 #define CANARY_BYTE 0xcb
@@ -161,7 +155,7 @@ static size_t live_size(const char *fn, const ax_page_t *page, void *b, const vo
   uint64_t n = *trailer(page, b) ^ tag(page, b);
   size_t t = page->block_size - TRAILER;
   if (n == FREED)
-    axi_fatal("axmalloc: %s(): double free %p\n", fn, p);
+    axi_double_free(fn, p);
   if (n > page->block_size - EXTRA)
     axi_fatal("axmalloc: heap buffer overflow after block %p (size unknown: its trailer at "
               "offset %zu was overwritten)\n",
@@ -210,7 +204,7 @@ static size_t huge_block(const char *fn, ax_segment_t *seg, void *p) {
   if ((uintptr_t)p != page->area)
     axi_invalid_free(fn, p);
   if (!page->in_use)
-    axi_fatal("axmalloc: %s(): double free %p\n", fn, p);
+    axi_double_free(fn, p);
   size_t n = seg->huge_size;
   AX_TRACK_DEFINED((char *)p + n, HUGE_CANARY);
   if (find_not((const unsigned char *)p, n, n + HUGE_CANARY, CANARY_BYTE) != n + HUGE_CANARY)
@@ -296,9 +290,9 @@ void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p)
   axi_remote_push(page, seg, 1, b, b); /* one by one: no chain to hide a block in */
 }
 
-/* pre: seg validated; page = the descriptor p falls in.
+/* pre: seg validated; page = the descriptor p falls in; heap the caller's.
  * post: the block resized (maybe moved), or NULL with errno = ENOMEM and p untouched. */
-void *axi_check_realloc(ax_segment_t *seg, ax_page_t *page, void *p, size_t n) {
+static void *check_realloc(ax_heap_t *heap, ax_segment_t *seg, ax_page_t *page, void *p, size_t n) {
   bool huge = seg->kind == AX_KIND_HUGE;
   size_t old = huge ? huge_block("realloc", seg, p) : small_block("realloc", seg, page, p);
   void *b = ax_arch_untag(p); /* (p may carry a memory tag, see small_block) */
@@ -321,19 +315,44 @@ void *axi_check_realloc(ax_segment_t *seg, ax_page_t *page, void *p, size_t n) {
     AX_TRACK_NOACCESS((char *)b + n, page->block_size - n);
     return p;
   }
-  void *q = ax_malloc(n);
+  if (heap->rb.open) /* as malloc's slow path does first (alloc.c) */
+    axi_remote_age(heap);
+  void *q = axi_check_malloc(heap, n, 16, false);
   if (!q)
     return NULL;
   memcpy(q, b, old < n ? old : n);
-  ax_free(b);
+  axi_check_free("free", seg, page, b);
+  return axi_mte ? axi_mte_tag(q) : q;
+}
+
+/* realloc of x, p as the program passed it. A tagged block is read untagged: its granules go
+ * to tag 0 meanwhile, back to p's if p stays valid. */
+void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size_t n) {
+  if (!x->tagged)
+    return check_realloc(heap, x->seg, x->page, p, n);
+  ax_arch_mte_set(x->b, x->page->block_size);
+  void *q = check_realloc(heap, x->seg, x->page, p, n);
+  if (q == p || q == NULL) /* p stays valid */
+    ax_arch_mte_set(p, x->page->block_size);
   return q;
 }
 
 /* pre: seg validated; page = the descriptor p falls in. post: the requested size of p. */
-size_t axi_check_usable(ax_segment_t *seg, ax_page_t *page, const void *p) {
+static size_t check_usable(ax_segment_t *seg, ax_page_t *page, const void *p) {
   if (seg->kind == AX_KIND_HUGE)
     return huge_block("malloc_usable_size", seg, (void *)p);
   size_t n = small_block("malloc_usable_size", seg, page, (void *)p);
   track_live(page, ax_arch_untag(p), n);
+  return n;
+}
+
+/* malloc_usable_size of x, p as the program passed it: the size it asked for. A tagged block
+ * is read untagged (as in axi_check_realloc). */
+size_t axi_check_usable(const ax_ptr_t *x, const void *p) {
+  if (!x->tagged)
+    return check_usable(x->seg, x->page, p);
+  ax_arch_mte_set(x->b, x->page->block_size);
+  size_t n = check_usable(x->seg, x->page, p);
+  ax_arch_mte_set((void *)p, x->page->block_size);
   return n;
 }

@@ -8,54 +8,6 @@
  */
 #include "internal.h"
 
-/* A pointer into a live segment that is not a block we can free: report what it is.
- * The header and the page descriptor are validated first (segment.c), so a stray write
- * over them is reported as such instead of being taken for the program's bad pointer. */
-void axi_bad_pointer(const char *fn, ax_segment_t *seg, const void *p) {
-  axi_segment_validate(seg);
-  ax_page_t *page = axi_page_of(seg, p);
-  axi_page_validate(seg, page);
-  if (seg->kind == AX_KIND_HUGE && !page->in_use && (uintptr_t)p == page->area)
-    axi_fatal("axmalloc: %s(): double free %p\n", fn, p); /* still cached, not yet reused */
-  axi_invalid_free(fn, p);
-}
-
-/* The header of p, whose own segment-map slot is empty: a huge block aligned to a segment
- * or more has its header in the slot before (huge.c). Aborts when p is not ours. */
-ax_segment_t *axi_header_off_map(const char *fn, const void *p) {
-  ax_segment_t *seg = axi_huge_aligned_header(p);
-  if (!seg)
-    axi_invalid_free(fn, p);
-  return seg;
-}
-
-static AX_NOINLINE void free_tagged(void *p, const char *fn);
-
-/* free() of a pointer that is not the start of a carved block in a small/medium/large page:
- * a huge block, a bad pointer, or any block in checked mode (its pages' fast_cap is 0). */
-static AX_NOINLINE void free_irregular(void *p, const char *fn) {
-  if (p == NULL)
-    return;
-  if (ax_arch_ptr_tag(p) != 0 && axi_mte) /* (a constant 0 on x86-64) */
-    return free_tagged(p, fn);
-  ax_segment_t *seg = axi_segment_of(p);
-  if (!axi_segmap_has((uintptr_t)seg))
-    seg = axi_header_off_map(fn, p);
-  axi_segment_validate(seg);
-  ax_page_t *page = axi_page_of(seg, p);
-  if (axi_checked)
-    return axi_check_free(fn, seg, page, p);
-  if (ax_unlikely(seg->prof_slots)) /* a sampled block (prof.c) */
-    return axi_prof_slot_free(fn, seg, p);
-  if (seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area) {
-    if (ax_unlikely(seg->prof != NULL)) /* a sampled block (prof.c) */
-      axi_prof_release(seg);
-    axi_huge_free(seg);
-    return;
-  }
-  axi_bad_pointer(fn, seg, p);
-}
-
 /* Push b on the owner's local_free (b passed the checks). */
 static inline void push_local(ax_page_t *page, ax_block_t *b) {
   axi_set_link_own(page, b, page->local_free);
@@ -104,21 +56,36 @@ static AX_NOINLINE void free_other(ax_block_t *b, ax_page_t *page) {
   axi_free_slow(b, page); /* the page is in the full list */
 }
 
-/* free() of a tagged pointer (mte.c): its tag checked and its block's granules back to tag
- * 0, the block goes where the fast path would send it (a free while tagging always comes
- * here: fast_cap is 0); in checked mode to check.c. */
-static AX_NOINLINE void free_tagged(void *p, const char *fn) {
-  ax_block_t *b = axi_mte_release(fn, p, false);
-  ax_segment_t *seg = axi_segment_of(b);
-  ax_page_t *page = axi_page_of(seg, b);
-  if (axi_checked) /* (it names p in its messages) */
-    return axi_check_free(fn, seg, page, p);
+/* A tagged block (mte.c), its tag checked and its granules back to tag 0: it goes where the
+ * fast path would send it (a free while tagging always comes here: fast_cap is 0). */
+static AX_NOINLINE void free_tagged(ax_block_t *b, ax_page_t *page) {
   AX_TRACK_FREE(b);
   if (ax_atomic_load_relaxed(&page->xowner) != ax_arch_thread_id())
     return free_other(b, page);
   push_local(page, b);
   if (--page->used == 0)
     axi_free_slow(b, page);
+}
+
+/* free() of a pointer that is not the start of a carved block in a small/medium/large page:
+ * what it is (ptr.c) says which mode frees it. */
+static AX_NOINLINE void free_irregular(void *p, const char *fn) {
+  if (p == NULL)
+    return;
+  ax_ptr_t x;
+  axi_ptr_classify(fn, p, false, &x);
+  switch (x.kind) {
+  case AX_PTR_TAGGED:
+    return free_tagged(x.b, x.page);
+  case AX_PTR_CHECKED: /* (it names p in its messages) */
+    return axi_check_free(fn, x.seg, x.page, p);
+  case AX_PTR_SLOT:
+    return axi_prof_slot_free(fn, x.seg, p);
+  case AX_PTR_HUGE:
+    if (ax_unlikely(x.seg->prof != NULL)) /* a sampled block (prof.c) */
+      axi_prof_release(x.seg);
+    return axi_huge_free(x.seg);
+  }
 }
 
 /* The page map names p's page in two loads (NULL: not ours); the block-start test proves
@@ -149,33 +116,7 @@ void ax_free(void *p) { free_block("free", p); }
  * size buys nothing; a wrong one is harmless. */
 void ax_free_sized(void *p, size_t size) { free_block("free_sized", p); }
 
-/* ---- bad frees ---------------------------------------------------------------------- */
-
-void axi_invalid_free(const char *fn, const void *p) {
-  axi_fatal("axmalloc: %s(): invalid pointer %p\n", fn, p);
-}
-
-/* Is b on list, one of page's free lists? Stops at a link out of the page: a list another
- * thread may take meanwhile (thread_free) is read safely, if not exactly. */
-bool axi_list_has(const ax_page_t *page, const ax_block_t *list, const ax_block_t *b) {
-  for (uint32_t n = 0; list && n <= page->reserved; n++) {
-    if (list == b)
-      return true;
-    if ((uintptr_t)list - page->area >= axi_page_carved(page))
-      return false; /* corrupted: not ours to follow */
-    list = axi_link(page, list);
-  }
-  return false;
-}
-
-/* b's first word decodes to a link of this page's lists: b may already be free. Look, in
- * the heap's cache too. pre: the caller owns the page. Returns when b is not free. */
-void axi_check_double_free(ax_page_t *page, ax_block_t *b) {
-  const ax_block_t *remote = axi_tf_list(ax_atomic_load_acquire(&page->thread_free));
-  if (axi_list_has(page, page->free, b) || axi_list_has(page, page->local_free, b) ||
-      axi_list_has(page, remote, b) || axi_cache_has(axi_tls_heap, page->cls, b))
-    axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
-}
+const char axi_link_free_o; /* (internal.h: every object refers to it) */
 
 #define AX_ALIAS(target) __attribute__((alias(#target), visibility("default"), used))
 void free(void *p) AX_ALIAS(ax_free);

@@ -16,16 +16,13 @@
  * and the direct tables hold only the empty page (axi_slow_only), so every malloc reaches
  * malloc_slow, which tags the block last (after any zeroing, which writes through the
  * untagged pointer while the granules still carry 0), and every free of a tagged pointer
- * fails the block-start test and reaches free_irregular, which comes here first. The
- * allocator keeps untagged pointers internally (lists, chains, the page map) and only ever
- * touches free blocks, whose tag is 0. Tagging costs a pass of ST2G over the block on malloc
+ * fails the block-start test and reaches free_irregular, whose classification (ptr.c) comes here
+ * first. The allocator keeps untagged pointers internally (lists, chains, the page map) and only
+ * ever touches free blocks, whose tag is 0. Tagging costs a pass of ST2G over the block on malloc
  * and on free (32 bytes per instruction), never a scan of the page. Segments get PROT_MTE
  * when they are mapped (os.c); huge blocks (their own mapping) carry no tags.
  */
 #include "internal.h"
-
-bool axi_mte;
-const char *axi_mte_state = "off";
 
 /* pre: init, single-threaded, before any segment is mapped. */
 void axi_mte_init(bool want) {
@@ -82,13 +79,10 @@ void *axi_mte_release(const char *fn, void *p, bool keep) {
     axi_invalid_free(fn, p);
   unsigned have = ax_arch_mte_get(b);
   if (have == 0)
-    axi_fatal("axmalloc: %s(): double free %p\n", fn, p);
+    axi_double_free(fn, p);
   if (have != ax_arch_ptr_tag(p))
     axi_fatal("axmalloc: %s(): invalid pointer %p (the block's tag is %d)\n", fn, p, (int)have);
   if (!keep)
     ax_arch_mte_set(b, page->block_size);
   return b;
 }
-
-/* Segments (not huge mappings) carry tags: PROT_MTE. post: false when the kernel refused. */
-bool axi_mte_map(void *seg, size_t size) { return axi_os_protect(seg, size, AX_ARCH_PROT_MTE); }

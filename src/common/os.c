@@ -15,8 +15,6 @@
 
 #include "internal.h"
 
-size_t axi_os_page = 4096; /* set by axi_init_process */
-
 /* ---- mappings ---------------------------------------------------------------------- */
 
 /* post: size bytes of zeroed, readable and writable memory, or NULL (errno kept). */
@@ -30,10 +28,11 @@ void *axi_os_map(size_t size) {
   return p == MAP_FAILED ? NULL : p;
 }
 
-/* Add extra_prot (PROT_MTE) to a mapping of ours. post: false when the kernel refused. */
-bool axi_os_protect(void *p, size_t size, int extra_prot) {
+/* Let a mapping of ours carry memory tags (PROT_MTE; segments, not huge mappings: mte.c).
+ * post: false when the kernel refused. */
+bool axi_os_allow_tags(void *p, size_t size) {
   int saved = errno;
-  int r = mprotect(p, size, PROT_READ | PROT_WRITE | extra_prot);
+  int r = mprotect(p, size, PROT_READ | PROT_WRITE | AX_ARCH_PROT_MTE);
   errno = saved;
   return r == 0;
 }

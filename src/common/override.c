@@ -47,6 +47,8 @@ static uint64_t released(void) {
 int ax_trim(size_t pad) {
   uint64_t before = released();
   axi_heap_trim(axi_tls_heap);
+  if (axi_prof_on)
+    axi_prof_trim();           /* the profiler's freed slots */
   return released() != before; /* (another thread's munmap may count: a spurious 1) */
 }
 

@@ -11,6 +11,7 @@
 
 #include "bulk.h"
 #include "internal.h"
+#include "prof.h"
 
 /* ---- queues and the direct table ----------------------------------------------------- */
 
@@ -124,13 +125,6 @@ void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page) {
 }
 
 /* ---- collecting freed blocks --------------------------------------------------------- */
-
-/* b's link leads out of its page (or the list is longer than the page): a write into a
- * free block, or a double free that raced. Reported, never followed. */
-void axi_corrupted_list(const ax_page_t *page, const ax_block_t *b) {
-  axi_fatal("axmalloc: corrupted free list in page %p (block %p)\n", (void *)page->area,
-            (const void *)b);
-}
 
 /* Statistics without a counter on the fast path: a page remembers how long its free
  * list was at the last refill, so blocks handed out = refill - current length. */

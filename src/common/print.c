@@ -127,3 +127,24 @@ void axi_fatal(const char *fmt, ...) {
   va_end(ap);
   abort();
 }
+
+/* ---- the fatal reports, each naming what it found ------------------------------------ */
+
+void axi_invalid_free(const char *fn, const void *p) {
+  axi_fatal("axmalloc: %s(): invalid pointer %p\n", fn, p);
+}
+
+void axi_double_free(const char *fn, const void *p) {
+  axi_fatal("axmalloc: %s(): double free %p\n", fn, p);
+}
+
+void axi_corrupted(const void *at) {
+  axi_fatal("axmalloc: corrupted segment metadata at %p\n", at);
+}
+
+/* b's link leads out of its page (or the list is longer than the page): a write into a
+ * free block, or a double free that raced. Reported, never followed. */
+void axi_corrupted_list(const ax_page_t *page, const ax_block_t *b) {
+  axi_fatal("axmalloc: corrupted free list in page %p (block %p)\n", (void *)page->area,
+            (const void *)b);
+}

@@ -26,8 +26,6 @@
 #include "bulk.h"
 #include "prof.h"
 
-bool axi_prof_on;
-ax_prof_state_t axi_prof;
 /* Constructors run, and the unwinder was warmed up: stacks can be walked. A static program's
  * libc allocates while it starts up, before the unwinder can find a frame's tables (it aborts
  * there): nothing is sampled before this, and those few allocations are not in the profile. */
@@ -41,9 +39,9 @@ static _Unwind_Reason_Code first_frame(struct _Unwind_Context *ctx, void *arg) {
  * registers them) sorts their tables, with malloc, holding libgcc's lock. Were that malloc
  * sampled, the sample's walk would wait for the same lock: a thread cancelled (its forced
  * unwind walking first) deadlocked there (glibc's tst-malloc-stats-cancellation, -static,
- * AXMALLOC_PROF_SAMPLE=4096). So that first walk happens here, before anything is sampled. */
-__attribute__((constructor)) static void prof_ready(void) {
-  ax_free(ax_malloc(1)); /* the options are read at the first malloc */
+ * AXMALLOC_PROF_SAMPLE=4096). So that first walk happens here, before anything is sampled.
+ * pre: process init done; called once, from a constructor (lifecycle.c). */
+void axi_prof_ready(void) {
   if (axi_prof_on)
     _Unwind_Backtrace(first_frame, NULL);
   ready = true;
@@ -135,14 +133,6 @@ bool axi_prof_take_slow(ax_heap_t *heap, unsigned c) {
 
 /* ---- stacks ---------------------------------------------------------------------------- */
 
-/* The linker's bounds of the section AX_API puts the allocation entry points in. */
-extern const char __start_axmalloc_api[] AXI_HIDDEN;
-extern const char __stop_axmalloc_api[] AXI_HIDDEN;
-
-bool axi_prof_in_api(uintptr_t ret) { /* a return address: one past its call */
-  return ret > (uintptr_t)__start_axmalloc_api && ret <= (uintptr_t)__stop_axmalloc_api;
-}
-
 _Unwind_Reason_Code axi_prof_walk_frame(struct _Unwind_Context *ctx, void *arg) {
   ax_prof_stack_t *st = arg;
   uintptr_t pc = _Unwind_GetIP(ctx);
@@ -152,19 +142,6 @@ _Unwind_Reason_Code axi_prof_walk_frame(struct _Unwind_Context *ctx, void *arg) 
   return st->n == AX_PROF_OURS + AX_PROF_DEPTH ? _URC_END_OF_STACK : _URC_NO_REASON;
 }
 
-/* The program's part of a stack axi_prof_capture took: everything after the last return into
- * the allocator's entry points. post: its first frame's index; *depth frames. */
-static unsigned program_frames(const ax_prof_stack_t *st, unsigned *depth) {
-  unsigned first = 0;
-  for (unsigned i = 0; i < st->n && i < AX_PROF_OURS; i++)
-    if (axi_prof_in_api(st->pc[i]))
-      first = i + 1;
-  unsigned d = st->n - first;
-  *depth = d < AX_PROF_DEPTH ? d : AX_PROF_DEPTH;
-  return first;
-}
-
-uint8_t axi_prof_unwind_mode;
 /* AXMALLOC_PROF_UNWIND=check: the stacks compared (those of them from the memo), and those
  * libgcc walked alone */
 static ax_atomic_word walks_table, walks_memo, walks_libgcc;
@@ -189,7 +166,7 @@ AX_NOINLINE void axi_prof_walk_libgcc(ax_prof_stack_t *st) {
   }
   ax_prof_stack_t ref = {0};
   _Unwind_Backtrace(axi_prof_walk_frame, &ref);
-  unsigned d1, d2, f1 = program_frames(st, &d1), f2 = program_frames(&ref, &d2);
+  unsigned d1, d2, f1 = axi_prof_program_frames(st, &d1), f2 = axi_prof_program_frames(&ref, &d2);
   if (d1 != d2 || memcmp(st->pc + f1, ref.pc + f2, d1 * sizeof st->pc[0]) != 0) {
     axi_write_to_saved_stderr();
     print_stack("stack walked from the unwind table rules", st->pc + f1, d1);
@@ -237,25 +214,10 @@ static void *arena_take(size_t n) {
   return p;
 }
 
-/* The hash of a stack (axi_prof_stack_key), and of a bucket: the stack's with the size. */
-static uint64_t stack_hash(const uintptr_t *pc, unsigned depth) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned i = 0; i < depth; i++) {
-    h ^= pc[i];
-    h *= 0x100000001b3ull;
-    h ^= h >> 29;
-  }
-  return h;
-}
-
+/* The hash of a bucket: its stack's (axi_prof_stack_key) with the size. */
 static uint64_t bucket_hash(uint64_t stack, size_t size) {
   uint64_t h = (stack ^ size) * 0x9e3779b97f4a7c15ull;
   return h ^ h >> 32;
-}
-
-void axi_prof_stack_key(ax_prof_stack_t *st) {
-  st->first = program_frames(st, &st->depth);
-  st->hash = stack_hash(st->pc + st->first, st->depth);
 }
 
 static bool same(const uintptr_t *a, const uintptr_t *b, unsigned n) {
@@ -405,7 +367,7 @@ static ax_slot_t *slot_of(const char *fn, ax_segment_t *seg, const void *p) {
   if ((off & (AX_SLOT_MAX - 1)) || i == 0 || i >= AX_SLOTS)
     axi_invalid_free(fn, p);
   if (slot->size == 0)
-    axi_fatal("axmalloc: %s(): double free %p\n", fn, p);
+    axi_double_free(fn, p);
   return slot;
 }
 
@@ -535,7 +497,7 @@ void axi_prof_release(ax_segment_t *seg) {
 
 /* ---- init and fork ---------------------------------------------------------------------- */
 
-/* pre: called once by axi_init_process, after checked mode and tagging are decided. */
+/* pre: called once by process init (lifecycle.c), after checked mode and tagging are decided. */
 void axi_prof_init(void) {
   axi_prof.leaks = axi_env_u64("AXMALLOC_PROF_LEAKS", 0) != 0;
   if (!axi_env_u64("AXMALLOC_PROF", 0) && !axi_prof.leaks)

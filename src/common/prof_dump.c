@@ -26,6 +26,8 @@
 
 #include "prof.h"
 
+ax_prof_state_t axi_prof; /* the profile: its stacks and their samples (prof.c) */
+
 /* ---- a buffered writer ------------------------------------------------------------------- */
 
 typedef struct out {

@@ -29,6 +29,44 @@
 
 #include "prof.h"
 
+/* ---- the program's frames of a stack, and their hash ------------------------------------ */
+
+/* The linker's bounds of the section AX_API puts the allocation entry points in. */
+extern const char __start_axmalloc_api[] AXI_HIDDEN;
+extern const char __stop_axmalloc_api[] AXI_HIDDEN;
+
+bool axi_prof_in_api(uintptr_t ret) { /* a return address: one past its call */
+  return ret > (uintptr_t)__start_axmalloc_api && ret <= (uintptr_t)__stop_axmalloc_api;
+}
+
+/* The program's part of a stack axi_prof_capture took: everything after the last return into
+ * the allocator's entry points. post: its first frame's index; *depth frames. */
+unsigned axi_prof_program_frames(const ax_prof_stack_t *st, unsigned *depth) {
+  unsigned first = 0;
+  for (unsigned i = 0; i < st->n && i < AX_PROF_OURS; i++)
+    if (axi_prof_in_api(st->pc[i]))
+      first = i + 1;
+  unsigned d = st->n - first;
+  *depth = d < AX_PROF_DEPTH ? d : AX_PROF_DEPTH;
+  return first;
+}
+
+/* The hash of a stack (axi_prof_stack_key). */
+static uint64_t stack_hash(const uintptr_t *pc, unsigned depth) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned i = 0; i < depth; i++) {
+    h ^= pc[i];
+    h *= 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+void axi_prof_stack_key(ax_prof_stack_t *st) {
+  st->first = axi_prof_program_frames(st, &st->depth);
+  st->hash = stack_hash(st->pc + st->first, st->depth);
+}
+
 /* libgcc's, exported (GCC_3.0) but in no installed header: the FDE that covers pc, and the
  * bases its pointers are relative to (func: the start of the function the FDE covers). */
 struct dwarf_eh_bases {

@@ -120,15 +120,15 @@ static void check_freed(const ax_remote_slot_t *s, ax_page_t *page, const ax_blo
   const ax_block_t *x = s->head;
   for (uint32_t i = 0; s->page == page && i < s->n; i++, x = axi_link(page, x))
     if (x == b)
-      axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
+      axi_double_free("free", b);
   if (axi_list_has(page, axi_tf_list(ax_atomic_load_acquire(&page->thread_free)), b))
-    axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
+    axi_double_free("free", b);
   if (axi_mte) /* (blocks of other threads' chains may be live again, tagged: an untagged read */
     return;    /* of one would trap) */
   seek_t k = {page, b, false};
   axi_heap_foreach(seek_in, &k);
   if (k.found)
-    axi_fatal("axmalloc: free(): double free %p\n", (void *)b);
+    axi_double_free("free", b);
 }
 
 /* b joins s's open chain, which it fills up to its limit. */
@@ -144,9 +144,12 @@ static inline void chain_append(ax_heap_t *heap, ax_remote_slot_t *s, ax_block_t
 static __thread uint32_t heapless_frees __attribute__((tls_model("initial-exec")));
 
 static ax_heap_t *heap_for_chains(void) {
-  if (++heapless_frees < AX_RB_HEAPLESS || axi_heap_thread_exited())
+  if (++heapless_frees < AX_RB_HEAPLESS || axi_thread_exited)
     return NULL; /* (a thread in its last TSD destructors keeps no chains: heap.c) */
-  return axi_heap_init_thread();
+  ax_heap_t *heap = axi_heap_start(); /* (process init is done: a block was allocated) */
+  if (heap)
+    axi_heap_bind(heap);
+  return heap;
 }
 
 /* Everything but an append to the chain of the last slot used: find p's slot; open a chain
@@ -166,7 +169,7 @@ static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *
     return chain_append(heap, s, b);
   }
   uint32_t fit = (uint32_t)(AX_RB_BYTES / page->block_size);
-  if (s->page == page && fit >= 2 && !axi_heap_thread_exited()) {
+  if (s->page == page && fit >= 2 && !axi_thread_exited) {
     /* (bigger blocks: little to gain, much to hold; a thread in its last TSD destructors
      * may not be called again to publish them: heap.c) */
     s->limit = fit < AX_RB_CHAIN ? fit : AX_RB_CHAIN;

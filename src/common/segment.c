@@ -60,12 +60,6 @@ uintptr_t axi_page_end(const ax_page_t *page) {
  * The fast paths read only page_shift (a bad one sends free to a wrong page descriptor,
  * whose block-start test then fails) and the page's area, div_inv, div_shift, fast_cap. */
 
-uintptr_t axi_cookie_key = 0x5bd1e9955bd1e995u; /* randomised by axi_init_process */
-
-void axi_corrupted(const void *at) {
-  axi_fatal("axmalloc: corrupted segment metadata at %p\n", at);
-}
-
 /* pre: seg is in the segment map. Aborts unless its header is consistent. */
 void axi_segment_validate(const ax_segment_t *seg) {
   unsigned k = seg->kind;
@@ -159,7 +153,7 @@ ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size, size_t align, 
   ax_segment_t *seg = axi_os_map_aligned(map_size, align, off);
   if (!seg)
     return NULL;
-  if (axi_mte && kind != AX_KIND_HUGE && !axi_mte_map(seg, map_size)) {
+  if (axi_mte && kind != AX_KIND_HUGE && !axi_os_allow_tags(seg, map_size)) {
     axi_os_unmap(seg, map_size);
     return NULL;
   }

@@ -5,19 +5,6 @@
 #include "bulk.h"
 #include "internal.h"
 
-ax_global_stats_t axi_stats;
-
-/* counter += delta; peak = max(peak, counter) when peak is given. */
-
-void axi_stats_merge_heap(ax_heap_t *heap) {
-  for (unsigned c = 0; c < AX_CLASSES; c++)
-    ax_atomic_fetch_add_relaxed(&axi_stats.class_mallocs[c], heap->stats.class_mallocs[c]);
-  ax_atomic_fetch_add_relaxed(&axi_stats.huge_allocs, heap->stats.huge_allocs);
-  ax_atomic_fetch_add_relaxed(&axi_stats.remote_frees, heap->stats.remote_frees);
-  ax_atomic_fetch_add_relaxed(&axi_stats.remote_publishes, heap->stats.remote_publishes);
-  memset(&heap->stats, 0, sizeof heap->stats);
-}
-
 static void add_heap(ax_heap_t *heap, void *arg) {
   ax_stats_t *out = arg;
   for (unsigned c = 0; c < AX_CLASSES; c++)
@@ -114,6 +101,8 @@ void ax_stats_print(void) {
                 (unsigned long long)s.class_mallocs[c], (unsigned long long)s.class_live[c]);
 }
 
+const char axi_link_stats_o; /* (internal.h: every object refers to it) */
+
 __attribute__((destructor)) static void stats_at_exit(void) {
   if (axi_options.stats) {
     axi_write_to_saved_stderr();
@@ -123,7 +112,7 @@ __attribute__((destructor)) static void stats_at_exit(void) {
 
 void ax_info(ax_info_t *out) {
   if (axi_tls_heap == &axi_heap_empty)
-    ax_free(ax_malloc(1)); /* the choices are made at the first malloc: make them now */
+    axi_heap_get(); /* the choices are made at the first malloc: make them now */
   out->arch = AX_ARCH_NAME;
   out->atomics = ax_arch_atomics_name();
   out->bulk_zero = axi_bulk_zero_name();

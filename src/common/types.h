@@ -1,0 +1,382 @@
+/* axmalloc's data structures: geometry, size classes, blocks, pages, segments, heaps, and the
+ * settings' and counters' types. Types and the arithmetic on them only: no function of any
+ * file is declared here (internal.h declares them, layer by layer).
+ *
+ * Memory comes from the OS in 4 MiB segments aligned to their size, so the segment of any
+ * block is `p & ~AX_SEGMENT_MASK`. A segment is cut into pages of one kind (small 64 KiB,
+ * medium 512 KiB, large = the whole segment); every block of a page has one size class.
+ * Each thread owns a heap (one TLS slot) and the segments it allocated; the owner frees
+ * into page->local_free without atomics, other threads push onto page->thread_free with
+ * one CAS. Blocks larger than AX_LARGE_MAX get a mapping of their own ("huge"), which
+ * still starts with a segment header.
+ */
+#ifndef AX_TYPES_H
+#define AX_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch.h"
+#include "atomic.h"
+#include "axmalloc.h"
+
+#define AXI_HIDDEN __attribute__((visibility("hidden")))
+#define ax_likely(x) __builtin_expect(!!(x), 1)
+#define ax_unlikely(x) __builtin_expect(!!(x), 0)
+#define AX_NOINLINE __attribute__((noinline))
+/* The functions a sampled malloc passes through, from the program's call to the stack walk,
+ * live in one section: the profiler drops the frames up to the last one in it (prof.c). */
+#define AX_API __attribute__((section("axmalloc_api")))
+
+/* ---- geometry ------------------------------------------------------------------- */
+
+#define AX_SEGMENT_SHIFT 22
+#define AX_SEGMENT_SIZE ((uintptr_t)1 << AX_SEGMENT_SHIFT)
+#define AX_SEGMENT_MASK (AX_SEGMENT_SIZE - 1)
+
+enum ax_kind { AX_KIND_SMALL, AX_KIND_MEDIUM, AX_KIND_LARGE, AX_KIND_HUGE, AX_KINDS };
+
+#define AX_SMALL_PAGE_SHIFT 16  /* 64 KiB pages, blocks up to AX_SMALL_MAX */
+#define AX_MEDIUM_PAGE_SHIFT 19 /* 512 KiB pages, blocks up to AX_MEDIUM_MAX */
+#define AX_LARGE_PAGE_SHIFT 22  /* one page per segment, blocks up to AX_LARGE_MAX */
+#define AX_SMALL_MAX ((size_t)8 << 10)
+#define AX_MEDIUM_MAX ((size_t)128 << 10)
+#define AX_LARGE_MAX ((size_t)1 << 20)
+#define AX_MAX_PAGES 64 /* small pages per segment */
+/* A huge block's pointers all name page 0 of its header: (p - seg) >> 63 is 0. */
+#define AX_HUGE_PAGE_SHIFT 63
+/* The segment map covers the lowest 2^48 bytes, which is all a process gets from mmap
+ * without asking for more (x86-64: 2^47, AArch64: 2^48): nothing larger can be mapped. */
+#define AX_ADDRESS_LIMIT ((uintptr_t)1 << 48)
+
+/* Where page 0's blocks start: after the segment header. Small segments keep 16 KiB so
+ * small blocks keep their natural alignment (up to 8 KiB); the others keep 64 KiB so
+ * medium/large blocks can serve alignments up to 64 KiB without a mapping of their own. */
+#define AX_SMALL_META ((uintptr_t)16 << 10)
+#define AX_OTHER_META ((uintptr_t)64 << 10)
+
+/* ---- size classes ---------------------------------------------------------------- */
+/* 16-byte steps up to 128 B (classes 1..8), then 4 classes per power of two up to 1 MiB
+ * (classes 9..60): at most 25% internal waste, 12.5% from 256 B on. */
+#define AX_CLASSES AX_NUM_CLASSES
+_Static_assert(AX_CLASSES <= 64, "class masks (heap->empty_classes) are 64-bit");
+#define AX_CLASS_MAX (AX_CLASSES - 1)
+#define AX_DIRECT_MAX 1024 /* sizes served by heap->direct[n]: one load, no shift */
+#define AX_DIRECT_N (AX_DIRECT_MAX + 1)
+
+static inline unsigned axi_class_of(size_t n) {
+  if (n <= 128)
+    return n <= 16 ? 1 : (unsigned)((n + 15) >> 4);
+  unsigned b = 63u - (unsigned)__builtin_clzl(n - 1); /* floor(log2(n-1)), >= 7 */
+  return 4 * b - 19 + (unsigned)(((n - 1) >> (b - 2)) & 3);
+}
+
+static inline size_t axi_class_size(unsigned c) {
+  if (c <= 8)
+    return (size_t)c << 4;
+  unsigned b = (c - 9) / 4 + 7, top = (c - 9) % 4;
+  return ((size_t)1 << b) + ((size_t)(top + 1) << (b - 2));
+}
+
+static inline enum ax_kind axi_class_kind(unsigned c) {
+  size_t s = axi_class_size(c);
+  return s <= AX_SMALL_MAX ? AX_KIND_SMALL : s <= AX_MEDIUM_MAX ? AX_KIND_MEDIUM : AX_KIND_LARGE;
+}
+
+/* ---- blocks, pages, segments, heaps ------------------------------------------------ */
+
+/* A free block's first word: the next free block, xor'ed with the page's key. The key
+ * makes a stray write into a free block visible and lets free() recognise a block that
+ * is already free (its first word decodes to a pointer into the page, or to NULL). */
+typedef struct ax_block {
+  uintptr_t next_enc;
+} ax_block_t;
+
+/* thread_free is one word: the list's first block (an address below 2^48, see
+ * axi_looks_free), its length in bits 48..63 (a page holds at most 4,096 blocks), and in
+ * bit 0 AX_TF_FULL: the page sits in its heap's full list. A remote free that clears it
+ * tells the owner (heap->full_pending) that the page has room again. The length bounds the owner's
+ * walk of the list (page.c) and counts the list for ax_stats without walking it. */
+#define AX_TF_FULL ((uintptr_t)1)
+#define AX_TF_LEN_SHIFT 48
+static inline ax_block_t *axi_tf_list(uintptr_t tf) {
+  return (ax_block_t *)(tf & ((((uintptr_t)1 << AX_TF_LEN_SHIFT) - 1) & ~AX_TF_FULL));
+}
+static inline uint32_t axi_tf_len(uintptr_t tf) { return (uint32_t)(tf >> AX_TF_LEN_SHIFT); }
+
+typedef struct ax_page {
+  /* first cache line: what the owner writes on its fast paths, and thread_free, which
+   * other threads write once per chain of remote frees (remote.c) */
+  ax_block_t *free; /* blocks ready to hand out (encoded list) */
+  /* the owner's copy of key (line 2), between free and local_free: malloc loads it with free
+   * and free with local_free, in one ldp each on AArch64 (2 instructions a pair) */
+  uintptr_t okey;
+  ax_block_t *local_free;     /* blocks the owner freed */
+  ax_atomic_word thread_free; /* blocks other threads freed (encoded list) | AX_TF_FULL */
+  /* blocks handed out and not freed back to this page's own lists, + 1 while the page is
+   * its class's current page (pinned): so a free that empties the current page finds
+   * used != 0 and stays on the fast path; axi_page_live() is the count itself */
+  uint32_t used;
+  uint8_t is_zero;             /* every block on `free` is zero but for its first word */
+  uint8_t pinned;              /* 1 while the page is heap->direct's page of its class (see used) */
+  struct ax_page *next, *prev; /* the heap's queue for the class, or its full list */
+  uint32_t capacity;           /* blocks carved so far */
+  uint32_t reserved;           /* blocks that fit */
+  /* second cache line: what every free reads, the remote ones too, and the owner writes
+   * only on its slow paths, so that a thread freeing into another's page does not make the
+   * owner's next malloc miss (nor the reverse) */
+  uintptr_t key; /* xor key of this page's lists */
+  /* the owner's thread id | AX_OWNER_FULL; 0 while abandoned or not in use. free()'s one
+   * compare with the thread id answers "local, and nothing to do but push" */
+  ax_atomic_word xowner;
+  uintptr_t area; /* first block */
+  /* the block-start test (axi_is_block): block_size = odd << div_shift, div_inv = the
+   * inverse of odd modulo 2^64, and fast_cap the blocks free() accepts: capacity (a
+   * block-aligned pointer never handed out is an invalid pointer); 0 when the page is not
+   * in use, huge, or in checked mode (every free then leaves the fast path for check.c) */
+  uint64_t div_inv;
+  ax_atomic_word fast_cap;
+  uint64_t retired_ms; /* when the page became free (delayed purge) */
+  /* statistics: blocks handed out since the last refill = refill - length of free */
+  uint32_t refill;
+  uint32_t touched; /* blocks ever carved: their memory is committed and dirty */
+  uint32_t block_size;
+  uint8_t div_shift;
+  uint8_t cls;
+  uint8_t in_use;
+} ax_page_t;
+
+/* xowner's low bit: the page sits in its heap's full list (free() must bring it back). */
+#define AX_OWNER_FULL ((uintptr_t)1)
+/* xowner's second bit: the page's class goes through its heap's cache of freed blocks
+ * (cache.c), so free()'s one compare fails for it and free_other takes the block there. */
+#define AX_OWNER_CACHED ((uintptr_t)2)
+/* xowner's third bit, in place of AX_OWNER_CACHED while the heap profiler samples: the block
+ * goes to the cache too, counted as it enters (axi_cache_free_prof), after the default build's
+ * tests for the cache, which stay as they are. */
+#define AX_OWNER_PROF ((uintptr_t)4)
+#define AX_OWNER_FLAGS (AX_OWNER_FULL | AX_OWNER_CACHED | AX_OWNER_PROF)
+
+static inline uint32_t axi_page_live(const ax_page_t *page) { return page->used - page->pinned; }
+
+/* p is a block page has carved: (p - area) = k * block_size with k < fast_cap. With
+ * block_size = odd << s and inv the inverse of odd, ror((p - area) * inv, s) is k when
+ * block_size divides the offset and more than 2^64 / block_size (above any capacity)
+ * otherwise (Granlund & Montgomery), so one compare tests divisibility and bound together;
+ * a pointer below area wraps to a huge offset and fails the same way. A multiply, a
+ * rotate and a compare: two instructions fewer than a divisibility magic and a bound. */
+static inline uint64_t axi_block_index(const ax_page_t *page, const void *p) {
+  uint64_t q = ((uintptr_t)p - page->area) * page->div_inv;
+  unsigned s = page->div_shift;
+  return (q >> s) | (q << ((64 - s) & 63));
+}
+/* fast_cap is written by the owner as it carves and read by any thread that frees a block
+ * of the page (which holds a block below it, so either value is right): relaxed atomics,
+ * plain loads and stores on every architecture we support. */
+static inline bool axi_is_block(const ax_page_t *page, const void *p) {
+  return axi_block_index(page, p) < ax_atomic_load_relaxed(&page->fast_cap);
+}
+/* Bytes of blocks carved so far: link and list bounds of the slow paths. */
+static inline uintptr_t axi_page_carved(const ax_page_t *page) {
+  return (uintptr_t)page->capacity * page->block_size;
+}
+
+struct ax_heap;
+
+typedef struct ax_segment {
+  /* address ^ axi_cookie_key, first: a linear overflow from the block before the segment
+   * (segments are often mapped back to back) cannot reach the fields below without it */
+  uintptr_t cookie;
+  ax_atomic_word owner; /* thread id of the owning thread, 0 while abandoned */
+  ax_atomic_word heap;  /* struct ax_heap * of the owner, 0 while abandoned */
+  uint32_t used_pages;
+  uint64_t free_mask;             /* pages not in use */
+  uint64_t dirty_mask;            /* pages not in use whose memory was written and not purged */
+  uint64_t purged_mask;           /* pages not in use purged since they were last used */
+  size_t map_size;                /* bytes mapped (huge segments: more than AX_SEGMENT_SIZE) */
+  struct ax_segment *next, *prev; /* the owner's list; the cache's list */
+  struct ax_segment *abandoned_next;
+  uint64_t cached_ms;          /* when it entered a cache */
+  uint64_t huge_size;          /* checked mode, huge blocks: the size the program asked for */
+  struct ax_prof_bucket *prof; /* huge blocks: the profile's stack of a sampled block (prof.c) */
+  /* last: free()'s fast path trusts page_shift to index pages[], so an overflow must pass
+   * the cookie, owner and heap (which the remote path checks, see axi_remote_free) and
+   * 96 bytes more before it can change it */
+  uint8_t kind;
+  uint8_t page_shift;
+  uint16_t npages;
+  uint8_t prof_slots; /* a huge-kind segment of the profiler's sampled blocks (prof.c) */
+  ax_page_t pages[] __attribute__((aligned(128)));
+} ax_segment_t;
+
+/* A huge block starts right after its header and one page descriptor, in the header's OS
+ * page (as glibc's mmapped chunks do: one page fault less, and a program that remaps the
+ * pages around a block keeps its header with it; glibc's tst-free-errno). */
+#define AX_HUGE_OFFSET ((uintptr_t)256)
+
+typedef struct ax_pageq {
+  ax_page_t *first, *last;
+} ax_pageq_t;
+
+typedef struct ax_segq {
+  ax_segment_t *first;
+} ax_segq_t;
+
+/* Per-thread statistics, merged into the global ones at thread exit. */
+typedef struct ax_heap_stats {
+  uint64_t class_mallocs[AX_CLASSES];
+  uint64_t huge_allocs;
+  uint64_t remote_frees, remote_publishes; /* blocks freed into other threads' pages; CASes */
+} ax_heap_stats_t;
+
+/* The heap's cache of freed mid-size blocks (cache.c): a stack per class of AX_CACHE_FIRST
+ * (1,280 B) .. AX_CACHE_LAST (256 KiB), of at most AX_CACHE_SLOTS blocks and about
+ * AX_CACHE_BYTES (at least one block). t_cache checks the bounds against axi_class_of. */
+#define AX_CACHE_FIRST 21u /* axi_class_of(AX_DIRECT_MAX + 1) */
+#define AX_CACHE_LAST 52u  /* axi_class_of(AX_CACHE_MAX) */
+#define AX_CACHE_MAX ((size_t)256 << 10)
+#define AX_CACHE_N (AX_CACHE_LAST - AX_CACHE_FIRST + 1)
+#define AX_CACHE_SLOTS 16u
+#define AX_CACHE_BYTES ((size_t)64 << 10)
+typedef struct ax_cache {
+  /* One freed block, of class last_cls, apart from the stacks (a free fills it when it is
+   * empty): its address is the heap's, not its class's, so the next malloc's load of it
+   * need not wait for the page lookup that found the class (a malloc/free loop of 4 KiB:
+   * 19 ns per pair with the stacks alone, 10-14 with this; before the cache 14) */
+  ax_block_t *last;  /* valid while last_cls != 0 */
+  uint32_t last_cls; /* 0: no last block */
+  uint32_t n[AX_CACHE_N];
+  ax_block_t *slot[AX_CACHE_N][AX_CACHE_SLOTS]; /* rows of 16: an index is a shift */
+} ax_cache_t;
+
+static inline bool axi_class_cached(unsigned c) { return c - AX_CACHE_FIRST < AX_CACHE_N; }
+/* axi_class_of(n) for AX_DIRECT_MAX < n <= AX_CACHE_MAX, as one load: classes there are
+ * 256 B apart or more, so (n - 1) >> 8 names one (cache.c; t_cache checks every size). */
+AXI_HIDDEN extern const uint8_t axi_cache_class[AX_CACHE_MAX >> 8];
+
+/* A thread's chains of blocks it freed into other threads' pages, one per slot, each
+ * published with one CAS (remote.c). */
+#define AX_RB_SLOTS_LOG2 6
+#define AX_RB_SLOTS (1u << AX_RB_SLOTS_LOG2) /* at most 64: one bit each in a word */
+#define AX_RB_CHAIN 64u                      /* blocks in a chain at most */
+#define AX_RB_BYTES ((size_t)16 << 10)       /* and bytes: 1 MiB held at most */
+#define AX_RB_HEAPLESS 64u /* remote frees before a thread without heap gets one */
+typedef struct ax_remote_slot {
+  ax_page_t *page;         /* the page of the chain, or of the last free here (compared) */
+  ax_block_t *head, *tail; /* the chain, linked with page's key; valid while n > 0 */
+  uint32_t n, limit;       /* blocks in it; published when n reaches limit */
+} ax_remote_slot_t;
+typedef struct ax_remote_batch {
+  uint64_t open;  /* bit i: slot i has a chain (n > 0) */
+  uint64_t older; /* open chains that waited through a malloc refill already */
+  uint32_t last;  /* the slot a remote free used last */
+  ax_remote_slot_t slot[AX_RB_SLOTS];
+} ax_remote_batch_t;
+
+/* A heap's share of the sampling heap profiler (prof.c). Each class samples on its own: the
+ * allocations before its next sampled one are floor(X / block size), X exponential with the
+ * mean sampling interval, so every byte has the same chance. Sizes served by the direct
+ * table are handed out by the fast path, which counts nothing: the slow path gives it a
+ * current page whose free list holds no more blocks than may go before the sampled one
+ * (page.c, "profiling grants"), so the sampled allocation is a slow-path one. */
+typedef struct ax_prof_heap {
+  uint64_t left[AX_CLASSES];         /* allocations of the class before its sampled one */
+  ax_page_t *grant_page[AX_CLASSES]; /* direct classes: the page the fast path was given */
+  uint32_t granted[AX_CLASSES];      /* ... and the length of its free list then */
+  uint64_t huge_left;                /* bytes of huge blocks before the next sampled one */
+  uint64_t rng;
+  bool started;      /* left and huge_left drawn, rng seeded */
+  uint8_t serving;   /* the class malloc's slow path serves: its grant waits for the block */
+  bool busy;         /* taking a sample: a malloc from the stack walk is not sampled */
+  ax_block_t *aside; /* a cached class's block freed when its sample was due (cache.c) */
+} ax_prof_heap_t;
+
+typedef struct ax_heap {
+  ax_page_t *direct[AX_DIRECT_N]; /* size n -> page of its class (or the empty page) */
+  ax_pageq_t queue[AX_CLASSES];   /* pages with (probably) free blocks, per class */
+  ax_page_t *pinned[AX_CLASSES];  /* the pinned current page of each class (page.c) */
+  /* class -> its current page, or the empty page (none yet, checked mode): malloc's path
+   * for sizes above the direct table's */
+  ax_page_t *current[AX_CLASSES];
+  ax_pageq_t full; /* pages found full; revisited when remote frees land */
+  size_t full_count;
+  uintptr_t tid;
+  ax_segq_t segs[AX_KINDS]; /* segments with free pages, per kind (huge: unused) */
+  ax_segq_t segs_full;      /* segments without free pages */
+  uint64_t next_purge_ms;   /* 0: nothing waits for a purge */
+  uint64_t empty_classes;   /* classes whose queue holds empty pages waiting to retire */
+  uint64_t next_retire_ms;  /* 0: no empty page waits */
+  struct ax_heap *pool_next;
+  ax_heap_stats_t stats;
+  ax_cache_t cache;     /* freed blocks of mid-size classes (cache.c) */
+  ax_remote_batch_t rb; /* blocks freed into other threads' pages, not yet published */
+  ax_prof_heap_t prof;  /* heap profiling (prof.c): untouched while it is off */
+  /* Read and written by other threads, at any time: heaps are type-stable, and a remote free
+   * may add to a heap that its owner left and a new thread is taking over (init does not
+   * memset these). */
+  ax_atomic_word full_pending; /* remote frees into full pages since the last revisit */
+  int active;                  /* axi_heap_foreach skips heaps not in use */
+  struct ax_heap *all_next;    /* every heap ever made, newest first (heap.c) */
+  /* The heap profiler's last walks (prof_unwind.c), mapped at the heap's first; kept when a
+   * new thread takes the heap over, whose walks check them as any. */
+  struct ax_prof_memo *prof_memo;
+} ax_heap_t;
+
+/* ---- settings, counters, locks, caches of segments ------------------------------------ */
+
+typedef struct ax_options {
+  int stats, verbose;
+  uint64_t purge_delay_ms;
+} ax_options_t;
+
+typedef struct ax_global_stats {
+  ax_atomic_word in_use, in_use_peak;
+  ax_atomic_word os_reserved, os_reserved_peak, os_committed, os_committed_peak, os_purged;
+  ax_atomic_word mmap_calls, munmap_calls, madvise_calls, mremap_calls;
+  ax_atomic_word segments_live, segments_abandoned, segments_reclaimed;
+  ax_atomic_word huge_cache_hits, heaps_live;
+  ax_atomic_word huge_allocs;
+  ax_atomic_word remote_frees, remote_publishes;
+  ax_atomic_word class_mallocs[AX_CLASSES];
+} ax_global_stats_t;
+
+/* A spin lock for the rare global lists: never slept on, only try-locked or held briefly.
+ * The word holds its holder's thread id | 1, so that fork's prepare handler can tell a lock
+ * this very thread holds: a signal handler that forks may have interrupted it inside the
+ * locked section, which goes on after the handler returns (in parent and child alike). */
+typedef struct ax_lock {
+  ax_atomic_word word; /* 0: free; holder's thread id | 1; | 2 more: held for a fork */
+} ax_lock_t;
+
+/* A cache of unused segments (or huge mappings): a list under a spin lock. */
+typedef struct ax_segcache {
+  ax_lock_t lock;
+  ax_segment_t *first; /* linked through next; most recent first */
+  unsigned count;
+  size_t bytes;
+} ax_segcache_t;
+/* What a cache trim drops: entries past the purge delay (try-lock), all entries but only if
+ * the lock is free (malloc's paths: fork's prepare handler may hold it), or all entries. */
+enum ax_trim { AX_TRIM_DUE, AX_TRIM_ALL_NOWAIT, AX_TRIM_ALL };
+AXI_HIDDEN void axi_segcache_trim(ax_segcache_t *cache, enum ax_trim mode);
+
+/* What a pointer that the fast paths did not take is (ptr.c). */
+typedef enum ax_ptr_kind {
+  AX_PTR_TAGGED,  /* a block of a page, its memory tag checked (mte.c); b is untagged */
+  AX_PTR_CHECKED, /* checked mode's (check.c), tagged or not */
+  AX_PTR_SLOT,    /* a sampled block in a profiler slot (prof.c) */
+  AX_PTR_HUGE,    /* a huge block (huge.c) */
+} ax_ptr_kind_t;
+typedef struct ax_ptr {
+  ax_ptr_kind_t kind;
+  bool tagged;       /* the program's pointer carried a memory tag */
+  void *b;           /* the pointer, untagged */
+  ax_segment_t *seg; /* its header, validated (but for tagged blocks: mte.c looked) */
+  ax_page_t *page;   /* the page descriptor b falls in */
+} ax_ptr_t;
+
+/* The classes the direct table serves (sizes up to AX_DIRECT_MAX): the profiler's grants. */
+static inline bool axi_class_direct(unsigned c) { return c <= axi_class_of(AX_DIRECT_MAX); }
+
+#endif
