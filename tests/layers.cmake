@@ -7,4 +7,11 @@ if(Python3_FOUND)
            COMMAND ${CMAKE_COMMAND} -E env NM=${CMAKE_NM} ${Python3_EXECUTABLE}
                    ${CMAKE_CURRENT_SOURCE_DIR}/t_layers.py $<TARGET_OBJECTS:axmalloc_objects>)
   set_tests_properties(t_layers PROPERTIES LABELS "layers;quick" TIMEOUT 60)
+  # the same with the layers upside down: every call goes upward, and the check must say so
+  add_test(NAME t_layers.inverted
+           COMMAND ${CMAKE_COMMAND} -E env NM=${CMAKE_NM} AX_LAYERS_INVERT=1
+                   ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/t_layers.py
+                   $<TARGET_OBJECTS:axmalloc_objects>)
+  set_tests_properties(t_layers.inverted PROPERTIES LABELS layers TIMEOUT 60
+                       PASS_REGULAR_EXPRESSION "uses axi_[a-z_]+ of [a-z_]+[.]c [(][a-z ]+[)]: a call into a higher layer")
 endif()

@@ -7,6 +7,9 @@ MAX_CIRCLE files.
 
     t_layers.py [-v] <object files...>     (tests/layers.cmake passes the library's objects)
 
+With AX_LAYERS_INVERT=1 the layers are taken top to bottom, so that every call is an upward
+one: t_layers.inverted expects it to fail (the check is not blind).
+
 The layers, bottom to top (src/common/internal.h says what each holds; docs/design.md why).
 Files of one layer may call each other."""
 import collections
@@ -65,7 +68,10 @@ def layer_of(name):
 
 def main(argv):
     verbose = "-v" in argv
-    objs = [a for a in argv if a != "-v"]
+    # (ctest passes the objects as one ;-separated list)
+    objs = [o for a in argv if a != "-v" for o in a.split(";") if o]
+    if os.environ.get("AX_LAYERS_INVERT"):  # t_layers.inverted: the check must see the calls
+        LAYERS.reverse()
     defs, uses = {}, collections.defaultdict(set)
     for o in objs:
         name = file_of(o)

@@ -75,4 +75,18 @@ static inline uintptr_t ax_atomic_fetch_or_acq_rel(ax_atomic_word *p, uintptr_t 
   return AXI_RMW(fetch_or_acq_rel, fetch_or_local, p, v);
 }
 
+/* Fields of other types (pointers, flags, counters) that other threads read or write while
+ * they change: the double-free seek, statistics, the heap registry, the unwind table. The
+ * compiler's atomics at these orders are plain loads and stores (relaxed) or LDAR/STLR
+ * (acquire/release) on AArch64 and plain moves on x86-64; no twin, no read-modify-write. */
+#define ax_peek(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define ax_poke(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define ax_peek_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define ax_poke_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+/* The compiler keeps the stores before it before those after it, in program order (a signal
+ * handler or a fork child on this thread sees them so); no instruction. */
+static inline void ax_compiler_fence(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+static inline void ax_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
+static inline void ax_fence_acquire(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
+
 #endif

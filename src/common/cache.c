@@ -62,7 +62,7 @@ static AX_NOINLINE void push_full(ax_heap_t *heap, unsigned i, ax_block_t *b) {
   for (uint32_t k = 0; k < half; k++)
     old[k] = heap->cache.slot[i][k];
   heap->cache.n[i] = 0;
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  ax_compiler_fence();
   for (uint32_t k = half; k < n; k++)
     heap->cache.slot[i][k - half] = heap->cache.slot[i][k];
   heap->cache.slot[i][n - half] = b;
@@ -157,13 +157,13 @@ void axi_cache_flush(ax_heap_t *heap) {
   }
   if (heap->cache.last_cls) {
     heap->cache.last_cls = 0;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    ax_compiler_fence();
     give_back(heap, heap->cache.last);
   }
   for (unsigned i = 0; i < AX_CACHE_N; i++) {
     uint32_t n = heap->cache.n[i];
     heap->cache.n[i] = 0;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    ax_compiler_fence();
     for (uint32_t k = 0; k < n; k++)
       give_back(heap, heap->cache.slot[i][k]);
   }

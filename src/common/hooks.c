@@ -4,10 +4,10 @@
 #if AX_TEST_HOOKS
 static ax_hook_fn hook;
 
-void ax_test_set_hook(ax_hook_fn fn) { __atomic_store_n(&hook, fn, __ATOMIC_RELEASE); }
+void ax_test_set_hook(ax_hook_fn fn) { ax_poke_release(&hook, fn); }
 
 void axi_hook(enum ax_hook_point at, const void *arg) {
-  ax_hook_fn fn = __atomic_load_n(&hook, __ATOMIC_ACQUIRE);
+  ax_hook_fn fn = ax_peek_acquire(&hook);
   if (fn)
     fn(at, arg);
 }

@@ -344,6 +344,18 @@ AXI_HIDDEN ax_block_t *axi_page_pop(ax_page_t *page);
 AXI_HIDDEN void axi_page_prof_settle_walk(ax_heap_t *heap, unsigned c);
 AXI_HIDDEN void axi_page_prof_grant(ax_heap_t *heap, unsigned c);
 AXI_HIDDEN void *axi_page_prof_malloc(ax_heap_t *heap, size_t size, bool zero);
+/* Close class c's grant: the blocks the fast path took from it count against left. With the
+ * list used up (the usual way back to the slow path), it took them all: no walk. */
+static inline void axi_page_prof_settle(ax_heap_t *heap, unsigned c) {
+  ax_page_t *page = heap->prof.grant_page[c];
+  if (!page)
+    return;
+  if (page->free)
+    return axi_page_prof_settle_walk(heap, c);
+  uint64_t left = heap->prof.left[c], taken = heap->prof.granted[c];
+  heap->prof.left[c] = left > taken ? left - taken : 0;
+  heap->prof.grant_page[c] = NULL;
+}
 AXI_HIDDEN void axi_page_prof_settle_all(ax_heap_t *heap);
 AXI_HIDDEN void axi_page_prof_grant_all(ax_heap_t *heap);
 /* A page's fast_cap for `capacity` carved blocks (see ax_page_t): checked mode stores 0,
@@ -393,19 +405,6 @@ static inline ax_block_t *axi_cache_pop(ax_heap_t *heap, size_t size) {
   heap->stats.class_mallocs[c]++;
   AX_TRACK_MALLOC(b, axi_class_size(c), 0);
   return b;
-}
-
-/* Is b, of class c, in heap's cache? (the double-free checks; at most 17 compares) */
-static inline bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_block_t *b) {
-  if (!axi_class_cached(c))
-    return false;
-  if ((heap->cache.last_cls && heap->cache.last == b) || heap->prof.aside == b)
-    return true;
-  unsigned i = c - AX_CACHE_FIRST;
-  for (uint32_t k = 0; k < heap->cache.n[i]; k++)
-    if (heap->cache.slot[i][k] == b)
-      return true;
-  return false;
 }
 
 /* ==== heaps: heap.c ==================================================================== */

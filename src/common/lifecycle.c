@@ -84,7 +84,7 @@ static void thread_exit(void *arg) {
   axi_segment_purge(heap, true); /* what stays behind with abandoned segments is purged */
   axi_segment_abandon_all(heap);
   axi_stats_merge_heap(heap);
-  __atomic_store_n(&heap->active, 0, __ATOMIC_RELAXED);
+  ax_poke(&heap->active, 0);
   ax_atomic_fetch_add_relaxed(&axi_stats.heaps_live, (uintptr_t)-1);
   if (axi_tls_heap == heap)
     axi_tls_heap = &axi_heap_empty;
@@ -147,7 +147,7 @@ static void fork_prepare(void) {
   fork_parent_mt = !axi_single_threaded();
   if (fork_depth++ > 0)
     return;
-  __atomic_signal_fence(__ATOMIC_SEQ_CST); /* counted before the first lock is taken */
+  ax_compiler_fence(); /* counted before the first lock is taken */
   axi_heap_fork_prepare();
   axi_segment_fork_prepare();
   axi_huge_fork_prepare();
@@ -163,7 +163,7 @@ static void fork_release(void) {
   axi_huge_fork_release();
   axi_segment_fork_release();
   axi_heap_fork_release();
-  __atomic_signal_fence(__ATOMIC_SEQ_CST); /* uncounted after the last lock is released */
+  ax_compiler_fence(); /* uncounted after the last lock is released */
   fork_depth = 0;
 }
 

@@ -11,7 +11,6 @@
 
 #include "bulk.h"
 #include "internal.h"
-#include "prof.h"
 
 /* ---- queues and the direct table ----------------------------------------------------- */
 
@@ -194,7 +193,7 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
     if (page->local_free) { /* (local_free emptied first: see page_collect_all) */
       ax_block_t *lf = page->local_free;
       page->local_free = NULL;
-      __atomic_signal_fence(__ATOMIC_SEQ_CST);
+      ax_compiler_fence();
       page->free = lf;
       page->is_zero = 0;
     }
@@ -218,7 +217,7 @@ static void page_collect_all(ax_heap_t *heap, ax_page_t *page) {
     for (ax_block_t *next; (next = axi_link(page, tail)); tail = next)
       n++;
     page->local_free = NULL;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    ax_compiler_fence();
     axi_set_link(page, tail, page->free);
     page->free = lf;
     page->is_zero = 0; /* freed blocks are dirty (found by fuzz/corpus/seed-24-trim_calloc) */
@@ -548,7 +547,7 @@ static inline __attribute__((always_inline)) bool refill_from_local(ax_heap_t *h
   heap->stats.class_mallocs[page->cls] += page->refill; /* the whole list went out */
   ax_block_t *lf = page->local_free;                    /* (emptied first: see page_collect_all) */
   page->local_free = NULL;
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  ax_compiler_fence();
   page->free = lf;
   page->is_zero = 0;
   page->refill = page->capacity - axi_page_live(page); /* all not handed out is on free */

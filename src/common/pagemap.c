@@ -55,7 +55,7 @@ bool axi_pagemap_set(uintptr_t start, size_t len, ax_page_t *page) {
     if (!l2)
       return false;
     if (l2 != empty_l2) /* clearing a slice that was never set: nothing to do */
-      __atomic_store_n(&l2[s & (L2_N - 1)], page, __ATOMIC_RELEASE);
+      ax_poke_release(&l2[s & (L2_N - 1)], page);
   }
   return true;
 }

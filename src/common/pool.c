@@ -35,7 +35,7 @@ static ax_heap_t *heap_alloc(void) {
       heap = (ax_heap_t *)chunk_at;
       chunk_at += sz;
       heap->all_next = all_heaps;
-      __atomic_store_n(&all_heaps, heap, __ATOMIC_RELEASE); /* (read without the lock) */
+      ax_poke_release(&all_heaps, heap); /* (read without the lock) */
     }
   }
   axi_unlock(&pool_lock);
@@ -65,7 +65,7 @@ ax_heap_t *axi_heap_start(void) {
   for (unsigned c = 0; c < AX_CLASSES; c++)
     heap->current[c] = &axi_page_empty;
   heap->tid = ax_arch_thread_id() | (axi_thread_exited ? AX_TID_GHOST : 0);
-  __atomic_store_n(&heap->active, 1, __ATOMIC_RELAXED);
+  ax_poke(&heap->active, 1);
   ax_atomic_fetch_add_relaxed(&axi_stats.heaps_live, 1);
   axi_tls_heap = heap;
   return heap;
@@ -99,13 +99,13 @@ void axi_heap_put(ax_heap_t *heap, bool lock) {
 
 /* Calls fn on every heap in use (racy reads: statistics, the double-free seek). */
 void axi_heap_foreach(void (*fn)(ax_heap_t *, void *), void *arg) {
-  for (ax_heap_t *h = __atomic_load_n(&all_heaps, __ATOMIC_ACQUIRE); h; h = h->all_next)
-    if (__atomic_load_n(&h->active, __ATOMIC_RELAXED))
+  for (ax_heap_t *h = ax_peek_acquire(&all_heaps); h; h = h->all_next)
+    if (ax_peek(&h->active))
       fn(h, arg);
 }
 
 /* Every heap ever made, newest first, through all_next (a fork child's handler). */
-ax_heap_t *axi_heap_all(void) { return __atomic_load_n(&all_heaps, __ATOMIC_ACQUIRE); }
+ax_heap_t *axi_heap_all(void) { return ax_peek_acquire(&all_heaps); }
 
 void axi_heap_fork_prepare(void) { axi_lock_for_fork(&pool_lock); }
 void axi_heap_fork_release(void) { axi_unlock_after_fork(&pool_lock); }

@@ -231,8 +231,8 @@ static bool same(const uintptr_t *a, const uintptr_t *b, unsigned n) {
  * buckets are published whole, each by the release store of the pointer to it, and none
  * changes but its counts or goes away. */
 static ax_prof_bucket_t *bucket_find(uint64_t h, const uintptr_t *pc, unsigned depth, size_t size) {
-  for (ax_prof_bucket_t *b = __atomic_load_n(&axi_prof.table[h % AX_PROF_TABLE], __ATOMIC_ACQUIRE);
-       b; b = __atomic_load_n(&b->next, __ATOMIC_ACQUIRE))
+  for (ax_prof_bucket_t *b = ax_peek_acquire(&axi_prof.table[h % AX_PROF_TABLE]); b;
+       b = ax_peek_acquire(&b->next))
     if (b->hash == h && b->size == size && b->depth == depth && same(b->pc, pc, depth))
       return b;
   return NULL;
@@ -252,7 +252,7 @@ static ax_prof_bucket_t *bucket_make(uint64_t h, const uintptr_t *pc, unsigned d
   b->depth = depth;
   memcpy(b->pc, pc, depth * sizeof *pc);
   b->next = *head;
-  __atomic_store_n(head, b, __ATOMIC_RELEASE);
+  ax_poke_release(head, b);
   return b;
 }
 

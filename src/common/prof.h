@@ -47,18 +47,6 @@ static inline __attribute__((always_inline)) void axi_prof_capture(ax_heap_t *he
     axi_prof_walk_libgcc(st);
   heap->prof.busy = false;
 }
-/* Close class c's grant: the blocks the fast path took from it count against left. With the
- * list used up (the usual way back to the slow path), it took them all: no walk. */
-static inline void axi_page_prof_settle(ax_heap_t *heap, unsigned c) {
-  ax_page_t *page = heap->prof.grant_page[c];
-  if (!page)
-    return;
-  if (page->free)
-    return axi_page_prof_settle_walk(heap, c);
-  uint64_t left = heap->prof.left[c], taken = heap->prof.granted[c];
-  heap->prof.left[c] = left > taken ? left - taken : 0;
-  heap->prof.grant_page[c] = NULL;
-}
 AXI_HIDDEN bool axi_prof_take_slow(ax_heap_t *heap, unsigned c);
 /* malloc's slow path, for a block of class c: settles what the fast path handed out of the
  * class since the slow path last came by, counts this allocation, and tells whether it is

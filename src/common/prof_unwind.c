@@ -451,24 +451,22 @@ static uint64_t code_at(uintptr_t pc) {
 }
 
 static bool lookup(uintptr_t pc, uint64_t code, rule_t *r) {
-  entry_t *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
+  entry_t *t = ax_peek_acquire(&table);
   if (!t)
     return false;
   for (size_t i = slot_of(pc), n = 0; n < PROBES; n++, i = (i + 1) & ((1u << TABLE_BITS) - 1)) {
     entry_t *e = &t[i];
-    uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
-    uintptr_t k = __atomic_load_n(&e->pc, __ATOMIC_RELAXED);
+    uint64_t seq = ax_peek_acquire(&e->seq);
+    uintptr_t k = ax_peek(&e->pc);
     if (k == 0)
       return false;
     if (k != pc)
       continue;
-    uint64_t c = __atomic_load_n(&e->code, __ATOMIC_RELAXED);
-    rule_t v = {__atomic_load_n(&e->rule.cfa_off, __ATOMIC_RELAXED),
-                __atomic_load_n(&e->rule.ra_off, __ATOMIC_RELAXED),
-                __atomic_load_n(&e->rule.fp_off, __ATOMIC_RELAXED),
-                __atomic_load_n(&e->rule.flags, __ATOMIC_RELAXED)};
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if ((seq & 1) || __atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq)
+    uint64_t c = ax_peek(&e->code);
+    rule_t v = {ax_peek(&e->rule.cfa_off), ax_peek(&e->rule.ra_off), ax_peek(&e->rule.fp_off),
+                ax_peek(&e->rule.flags)};
+    ax_fence_acquire();
+    if ((seq & 1) || ax_peek(&e->seq) != seq)
       return false; /* written meanwhile: derived again */
     if (c != code)
       return false; /* other code at this address now: derived again, and replaced */
@@ -483,7 +481,7 @@ static void keep(uintptr_t pc, uint64_t code, rule_t r) {
     return; /* another thread fills: this rule is used, not kept */
   entry_t *t = table;
   if (!t && (t = axi_os_map(sizeof(entry_t) << TABLE_BITS)))
-    __atomic_store_n(&table, t, __ATOMIC_RELEASE);
+    ax_poke_release(&table, t);
   if (t && filled < (3u << TABLE_BITS) / 4) {
     size_t i = slot_of(pc);
     for (unsigned n = 0; n < PROBES; n++, i = (i + 1) & ((1u << TABLE_BITS) - 1)) {
@@ -493,15 +491,15 @@ static void keep(uintptr_t pc, uint64_t code, rule_t r) {
       if (e->pc == 0)
         filled++;
       uint64_t seq = e->seq | 1; /* odd: being written (left odd by a writer gone: still odd) */
-      __atomic_store_n(&e->seq, seq, __ATOMIC_RELAXED);
-      __atomic_thread_fence(__ATOMIC_RELEASE);
-      __atomic_store_n(&e->code, code, __ATOMIC_RELAXED);
-      __atomic_store_n(&e->rule.cfa_off, r.cfa_off, __ATOMIC_RELAXED);
-      __atomic_store_n(&e->rule.ra_off, r.ra_off, __ATOMIC_RELAXED);
-      __atomic_store_n(&e->rule.fp_off, r.fp_off, __ATOMIC_RELAXED);
-      __atomic_store_n(&e->rule.flags, r.flags, __ATOMIC_RELAXED);
-      __atomic_store_n(&e->pc, pc, __ATOMIC_RELAXED);
-      __atomic_store_n(&e->seq, seq + 1, __ATOMIC_RELEASE);
+      ax_poke(&e->seq, seq);
+      ax_fence_release();
+      ax_poke(&e->code, code);
+      ax_poke(&e->rule.cfa_off, r.cfa_off);
+      ax_poke(&e->rule.ra_off, r.ra_off);
+      ax_poke(&e->rule.fp_off, r.fp_off);
+      ax_poke(&e->rule.flags, r.flags);
+      ax_poke(&e->pc, pc);
+      ax_poke_release(&e->seq, seq + 1);
       break;
     }
   }

@@ -64,7 +64,7 @@ static AX_NOINLINE void slot_publish(ax_heap_t *heap, ax_remote_slot_t *s) {
   s->n = 0;
   heap->rb.open &= ~bit;
   heap->rb.older &= ~bit;
-  __atomic_signal_fence(__ATOMIC_SEQ_CST); /* (closed in program order, before the CAS) */
+  ax_compiler_fence(); /* (closed in program order, before the CAS) */
   axi_remote_push(s->page, axi_segment_of(s->page), n, s->head, s->tail);
   heap->stats.remote_frees += n;
   heap->stats.remote_publishes++;
@@ -93,10 +93,10 @@ static void seek_in(ax_heap_t *heap, void *arg) {
   seek_t *k = arg;
   for (unsigned i = 0; i < AX_RB_SLOTS && !k->found; i++) {
     ax_remote_slot_t *s = &heap->rb.slot[i];
-    if (__atomic_load_n(&s->page, __ATOMIC_RELAXED) != k->page)
+    if (ax_peek(&s->page) != k->page)
       continue;
-    uint32_t n = __atomic_load_n(&s->n, __ATOMIC_RELAXED);
-    const ax_block_t *x = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+    uint32_t n = ax_peek(&s->n);
+    const ax_block_t *x = ax_peek_acquire(&s->head);
     for (uint32_t j = 0; j < n && j <= AX_RB_CHAIN && !k->found; j++) {
       if ((uintptr_t)x - k->page->area >= axi_page_carved(k->page))
         break;
@@ -104,8 +104,7 @@ static void seek_in(ax_heap_t *heap, void *arg) {
       x = axi_link(k->page, x);
     }
   }
-  k->found |= __atomic_load_n(&heap->prof.aside, __ATOMIC_RELAXED) == k->b ||
-              axi_cache_has(heap, k->page->cls, k->b);
+  k->found |= ax_peek(&heap->prof.aside) == k->b || axi_cache_has(heap, k->page->cls, k->b);
 }
 
 /* b looks free (axi_looks_free): is it in s's open chain, published on its page's

@@ -206,7 +206,7 @@ void axi_segment_join(ax_segment_t *seg) {
 void axi_segment_unmap(ax_segment_t *seg) {
   ax_atomic_store_relaxed(&seg->owner, 0); /* first: a fork child takes no half-unmapped one */
   ax_atomic_store_relaxed(&seg->heap, 0);
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  ax_compiler_fence();
   uncount_purged(seg);
   axi_segment_hide_meta(seg, false);
   if (seg->kind != AX_KIND_HUGE)

@@ -8,10 +8,10 @@
 static void add_heap(ax_heap_t *heap, void *arg) {
   ax_stats_t *out = arg;
   for (unsigned c = 0; c < AX_CLASSES; c++)
-    out->class_mallocs[c] += __atomic_load_n(&heap->stats.class_mallocs[c], __ATOMIC_RELAXED);
-  out->huge_allocs += __atomic_load_n(&heap->stats.huge_allocs, __ATOMIC_RELAXED);
-  out->remote_frees += __atomic_load_n(&heap->stats.remote_frees, __ATOMIC_RELAXED);
-  out->remote_publishes += __atomic_load_n(&heap->stats.remote_publishes, __ATOMIC_RELAXED);
+    out->class_mallocs[c] += ax_peek(&heap->stats.class_mallocs[c]);
+  out->huge_allocs += ax_peek(&heap->stats.huge_allocs);
+  out->remote_frees += ax_peek(&heap->stats.remote_frees);
+  out->remote_publishes += ax_peek(&heap->stats.remote_publishes);
 }
 
 static void add_own(ax_heap_t *heap, ax_page_t *page) {

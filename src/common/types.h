@@ -323,6 +323,21 @@ typedef struct ax_heap {
   struct ax_prof_memo *prof_memo;
 } ax_heap_t;
 
+/* Is b, of class c, in heap's cache? A read of the structure, for the double-free checks of
+ * the cache (cache.c) and of remote frees (remote.c, other threads' caches): at most 17
+ * compares. */
+static inline bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_block_t *b) {
+  if (!axi_class_cached(c))
+    return false;
+  if ((heap->cache.last_cls && heap->cache.last == b) || heap->prof.aside == b)
+    return true;
+  unsigned i = c - AX_CACHE_FIRST;
+  for (uint32_t k = 0; k < heap->cache.n[i]; k++)
+    if (heap->cache.slot[i][k] == b)
+      return true;
+  return false;
+}
+
 /* ---- settings, counters, locks, caches of segments ------------------------------------ */
 
 typedef struct ax_options {
