@@ -73,7 +73,7 @@ AX_ARCH_BULK_FEATURES(AX_BULK_HAS)
  * no stdio, errno unchanged. */
 __attribute__((visibility("hidden"))) void ax_arch_bulk_detect(void);
 
-#include "../bulk_plan.h" /* the dispatch plan type, the same for every backend */
+#include "../generic/bulk_plan.h" /* the dispatch plan type, the same for every backend */
 
 #endif /* AX_BULK_FOREIGN */
 #endif
