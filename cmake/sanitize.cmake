@@ -6,8 +6,8 @@
 #                            finding aborts the program, so the ctest suite fails on it.
 #   -DAX_SANITIZE=thread     TSan, native builds only. Forces AX_ATOMICS_BUILTIN=ON.
 #   -DAX_ATOMICS_BUILTIN=ON  the ax_arch_* atomics as __atomic builtins
-#                            (src/arch/atomic_builtin.h) instead of inline asm, which TSan
-#                            cannot see (it would report the data they order as races).
+#                            (src/arch/generic/atomic_builtin.h) instead of inline asm, which
+#                            TSan cannot see (it would report the data they order as races).
 
 set(AX_SANITIZE "" CACHE STRING "Sanitizer build of the whole tree: undefined, thread or empty")
 set_property(CACHE AX_SANITIZE PROPERTY STRINGS "" undefined thread)

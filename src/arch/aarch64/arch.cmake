@@ -16,8 +16,8 @@ if(NOT AX_AARCH64_ATOMICS MATCHES "^(runtime|lse|llsc)$")
   message(FATAL_ERROR "AX_AARCH64_ATOMICS=${AX_AARCH64_ATOMICS}: expected runtime, lse or llsc")
 endif()
 # AX_ATOMICS_BUILTIN (cmake/sanitize.cmake; defined for every target there): __atomic
-# builtins instead of the asm (src/arch/atomic_builtin.h). They cannot choose at run time
-# without libgcc's outline helpers, so `runtime` becomes `llsc` (correct on every core).
+# builtins instead of the asm (src/arch/generic/atomic_builtin.h). They cannot choose at run
+# time without libgcc's outline helpers, so `runtime` becomes `llsc` (correct on every core).
 set(ax_atomics ${AX_AARCH64_ATOMICS})
 if(AX_ATOMICS_BUILTIN AND ax_atomics STREQUAL "runtime")
   set(ax_atomics llsc)

@@ -22,8 +22,9 @@ static inline uintptr_t ax_arch_thread_id(void) {
 /* Spin-wait hint. */
 static inline void ax_arch_pause(void) { __asm__ __volatile__("yield" ::: "memory"); }
 
-/* CPU features, detected once. pre: may run before constructors; allocates nothing,
- * uses no stdio, leaves errno alone; called before a second thread exists.
+/* CPU features, decoded once (ax_arch_cpu(), arch_cpu.h). pre: may run before
+ * constructors; allocates nothing, uses no stdio, leaves errno alone; called before a
+ * second thread exists.
  * post: the runtime atomics flag is set from HWCAP_ATOMICS (ax_arch_atomics_name() tells
  * which side is in use) and the DC ZVA block size is known. */
 void ax_arch_cpu_detect(void);

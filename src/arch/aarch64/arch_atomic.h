@@ -13,7 +13,7 @@
  *   AX_AARCH64_ATOMICS_LLSC     LL/SC only: runs everywhere, slower under contention.
  * With none defined (a file including this header outside the build) runtime is used.
  * AX_ATOMICS_BUILTIN (CMake option, forced on by AX_SANITIZE=thread) replaces all of the
- * asm below with ../atomic_builtin.h, which ThreadSanitizer can see; arch.cmake then
+ * asm below with ../generic/atomic_builtin.h, which ThreadSanitizer can see; arch.cmake then
  * passes AX_AARCH64_ATOMICS_LLSC, or _LSE with -march=armv8.1-a, naming what the compiler
  * emits for the builtins.
  *
@@ -51,7 +51,7 @@ typedef union axi_arch_flag {
 __attribute__((visibility("hidden"))) extern axi_arch_flag_t axi_arch_lse;
 
 #if defined(AX_ATOMICS_BUILTIN)
-#include "../atomic_builtin.h"
+#include "../generic/atomic_builtin.h"
 /* What the compiler made of the builtins (-mno-outline-atomics: no libgcc helpers). */
 #if defined(__ARM_FEATURE_ATOMICS)
 static inline const char *ax_arch_atomics_name(void) { return "lse"; }
@@ -140,6 +140,6 @@ static inline uintptr_t ax_arch_fetch_or_acq_rel(ax_atomic_word *p, uintptr_t v)
 
 #endif /* AX_ATOMICS_BUILTIN */
 
-#include "../atomic_local.h" /* the plain single-threaded twins, the same everywhere */
+#include "../generic/atomic_local.h" /* the plain single-threaded twins, the same everywhere */
 
 #endif

@@ -47,33 +47,33 @@ __attribute__((visibility("hidden"))) extern size_t axi_bulk_dczva_block;
  * Linux AArch64 CPU. */
 #define AX_ARCH_BULK_BASELINE neon
 
-/* ---- CPU features the kernels need (src/arch/aarch64/bulk_detect.c) ------------------ */
+/* ---- CPU features the kernels need (arch_cpu.h, decoded in cpu_aarch64.c) ----------- */
 
-/* One flag per feature, one accessor each. All zero until ax_arch_bulk_detect() ran. */
+#include "arch_cpu.h"
+
+/* The kernels' features, from arch_cpu.h's list, one accessor each. They read
+ * ax_arch_bulk_cpu, a copy of ax_arch_cpu() that is all zero until ax_arch_bulk_detect()
+ * ran, so that only the baseline is "supported" before; its dczva_block is 0 unless the
+ * dczva flag is set. */
 #define AX_ARCH_BULK_FEATURES(X)                                                                   \
-  X(asimd) /* getauxval(AT_HWCAP) & HWCAP_ASIMD */                                                 \
-  X(dczva) /* DCZID_EL0.DZP clear and a block size of 16 B .. 2 KiB */
+  X(asimd)                                                                                         \
+  X(dczva)
 
-typedef struct ax_arch_bulk_cpu {
-#define AX_BULK_FLAG(f) unsigned char f;
-  AX_ARCH_BULK_FEATURES(AX_BULK_FLAG)
-#undef AX_BULK_FLAG
-  size_t dczva_block; /* bytes per DC ZVA (0: prohibited) */
-} ax_arch_bulk_cpu_t;
-
-__attribute__((visibility("hidden"))) extern ax_arch_bulk_cpu_t ax_arch_bulk_cpu;
+__attribute__((visibility("hidden"))) extern ax_arch_cpu_t ax_arch_bulk_cpu;
 
 #define AX_BULK_HAS(f)                                                                             \
   static inline int ax_arch_bulk_has_##f(void) { return ax_arch_bulk_cpu.f; }
 AX_ARCH_BULK_FEATURES(AX_BULK_HAS)
 #undef AX_BULK_HAS
 
-/* Fill ax_arch_bulk_cpu (and axi_bulk_dczva_block) from the auxiliary vector and DCZID_EL0.
- * pre: none (may run before constructors, any number of times). post: allocates nothing,
- * no stdio, errno unchanged. */
+/* Fill ax_arch_bulk_cpu and axi_bulk_dczva_block from ax_arch_cpu() (the auxiliary vector
+ * and DCZID_EL0, decoded once).
+ * pre: may run before constructors, any number of times; the first call before a second
+ * thread exists (it may be the one that decodes, ax_arch_cpu). post: allocates nothing, no
+ * stdio, errno unchanged. */
 __attribute__((visibility("hidden"))) void ax_arch_bulk_detect(void);
 
-#include "../bulk_plan.h" /* the dispatch plan type, the same for every backend */
+#include "../generic/bulk_plan.h" /* the dispatch plan type, the same for every backend */
 
 #endif /* AX_BULK_FOREIGN */
 #endif

@@ -1,30 +1,16 @@
-/* AArch64: the CPU features the bulk kernels need, and the measured dispatch plan.
- * The DC ZVA block size comes from cpu_aarch64.c; the rest is the kernels' own. */
-#include <errno.h>
+/* AArch64: the CPU features the bulk kernels' "supported" column reads, and the measured
+ * dispatch plan. The features are cpu_aarch64.c's, decoded once (arch_cpu.h); this file
+ * only takes its copy of them. */
 #include <stddef.h>
-#include <stdint.h>
-#include <sys/auxv.h>
 
-#include "arch.h"
 #include "arch_bulk.h"
 
-#ifndef HWCAP_ASIMD
-#define HWCAP_ASIMD (1 << 1)
-#endif
-
-ax_arch_bulk_cpu_t ax_arch_bulk_cpu; /* all zero: only the baseline until detection */
+ax_arch_cpu_t ax_arch_bulk_cpu; /* all zero: only the baseline until detection */
 
 void ax_arch_bulk_detect(void) {
-  ax_arch_bulk_cpu_t f = {0};
-  int saved = errno; /* getauxval sets ENOENT for a missing entry */
-  unsigned long hw = getauxval(AT_HWCAP);
-  errno = saved;
-  f.asimd = (hw & HWCAP_ASIMD) != 0;
-  size_t block = ax_arch_dczva_size(); /* from DCZID_EL0, read by ax_arch_cpu_detect() */
-  if (block >= 16 && block <= 2048) {
-    f.dczva = 1;
-    f.dczva_block = block;
-  }
+  ax_arch_cpu_t f = *ax_arch_cpu();
+  if (!f.dczva) /* prohibited, or a block size the kernel does not take: NEON only */
+    f.dczva_block = 0;
   ax_arch_bulk_cpu = f;
   axi_bulk_dczva_block = f.dczva_block;
 }

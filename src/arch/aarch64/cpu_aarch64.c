@@ -1,11 +1,14 @@
-/* AArch64 CPU detection from the auxiliary vector and DCZID_EL0 (no allocation, no stdio,
- * errno kept). */
+/* AArch64 CPU detection: the one decoder of the auxiliary vector and DCZID_EL0
+ * (arch_cpu.h), and what is built from it: the description, the LSE atomics flag, the
+ * DC ZVA block size (no allocation, no stdio, errno kept). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/auxv.h>
 #include <sys/prctl.h>
 
 #include "arch.h"
+#include "arch_cpu.h"
 
 #ifndef HWCAP_ASIMD
 #define HWCAP_ASIMD (1 << 1)
@@ -20,10 +23,43 @@
 #define HWCAP2_MTE (1 << 18)
 #endif
 
+/* ---- the decoder ------------------------------------------------------------------- */
+
+static void decode(ax_arch_cpu_t *f) {
+  int saved = errno; /* getauxval sets ENOENT for a missing entry */
+  unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+  errno = saved;
+  f->asimd = (hw & HWCAP_ASIMD) != 0;
+  f->lse = (hw & HWCAP_ATOMICS) != 0;
+  f->sve = (hw & HWCAP_SVE) != 0;
+  f->mte = (hw2 & HWCAP2_MTE) != 0;
+
+  /* DCZID_EL0 is readable at EL0 (the kernel never traps it): bits 3:0 are log2 of the
+   * DC ZVA block in 4-byte words, bit 4 (DZP) set means DC ZVA is prohibited.
+   * "=r": the register's value; no memory or flags touched, so no clobbers. */
+  uint64_t dczid;
+  __asm__ __volatile__("mrs %0, dczid_el0" : "=r"(dczid));
+  f->dczva_block = (dczid & 16) ? 0 : (size_t)4 << (dczid & 15);
+  f->dczva = f->dczva_block >= 16 && f->dczva_block <= 2048;
+}
+
+static ax_arch_cpu_t cpu;
+static bool decoded;
+
+const ax_arch_cpu_t *ax_arch_cpu(void) {
+  if (!decoded) {
+    decode(&cpu);
+    decoded = true;
+  }
+  return &cpu;
+}
+
+/* ---- what is built from it --------------------------------------------------------- */
+
 /* Starts false, the LL/SC side, correct on every core: see arch_atomic.h. */
 axi_arch_flag_t axi_arch_lse;
 
-static size_t dczva_size;
+static size_t dczva_size; /* 0 until ax_arch_cpu_detect (arch.h) */
 static char features[96] = "baseline";
 
 static void add(char **at, const char *end, const char *name) {
@@ -35,24 +71,17 @@ static void add(char **at, const char *end, const char *name) {
 }
 
 void ax_arch_cpu_detect(void) {
-  int saved = errno; /* getauxval sets ENOENT for a missing entry */
-  unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
-  errno = saved;
+  const ax_arch_cpu_t *c = ax_arch_cpu();
   char *at = features, *end = features + sizeof features;
-  add(&at, end, (hw & HWCAP_ASIMD) ? "asimd" : "no-asimd");
-  if (hw & HWCAP_ATOMICS)
+  add(&at, end, c->asimd ? "asimd" : "no-asimd");
+  if (c->lse)
     add(&at, end, "lse");
-  if (hw & HWCAP_SVE)
+  if (c->sve)
     add(&at, end, "sve");
-  if (hw2 & HWCAP2_MTE)
+  if (c->mte)
     add(&at, end, "mte");
 
-  /* DCZID_EL0 is readable at EL0 (the kernel never traps it): bits 3:0 are log2 of the
-   * DC ZVA block in 4-byte words, bit 4 (DZP) set means DC ZVA is prohibited.
-   * "=r": the register's value; no memory or flags touched, so no clobbers. */
-  uint64_t dczid;
-  __asm__ __volatile__("mrs %0, dczid_el0" : "=r"(dczid));
-  dczva_size = (dczid & 16) ? 0 : (size_t)4 << (dczid & 15);
+  dczva_size = c->dczva_block;
   if (dczva_size) { /* "dczva=<bytes>": 4 << 15 at most, five digits */
     char num[16] = "dczva=", *d = num + 16 - 1;
     size_t n = dczva_size;
@@ -66,7 +95,7 @@ void ax_arch_cpu_detect(void) {
   }
 
   /* Set last, before any other thread exists (pre of ax_arch_cpu_detect). */
-  __atomic_store_n(&axi_arch_lse.on, (hw & HWCAP_ATOMICS) != 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&axi_arch_lse.on, c->lse, __ATOMIC_RELAXED);
 }
 
 const char *ax_arch_cpu_features(void) { return features; }
@@ -87,7 +116,7 @@ size_t ax_arch_dczva_size(void) { return dczva_size; }
 bool ax_arch_mte_enable(void) {
   int saved = errno;
   bool on =
-      (getauxval(AT_HWCAP2) & HWCAP2_MTE) &&
+      ax_arch_cpu()->mte &&
       prctl(PR_SET_TAGGED_ADDR_CTRL,
             PR_TAGGED_ADDR_ENABLE | PR_MTE_TCF_SYNC | (0xfffeUL << PR_MTE_TAG_SHIFT), 0, 0, 0) == 0;
   errno = saved;

@@ -22,8 +22,9 @@ static inline uintptr_t ax_arch_thread_id(void) {
 /* Spin-wait hint. */
 static inline void ax_arch_pause(void) { __builtin_ia32_pause(); }
 
-/* CPU features, detected once. pre: may run before constructors; allocates nothing,
- * uses no stdio, leaves errno alone. post: writes a short description into buf. */
+/* CPU features, decoded once (ax_arch_cpu(), arch_cpu.h). pre: may run before
+ * constructors; allocates nothing, uses no stdio, leaves errno alone; called before a second
+ * thread exists. post: ax_arch_cpu_features() describes what was found. */
 void ax_arch_cpu_detect(void);
 const char *ax_arch_cpu_features(void);
 

@@ -24,7 +24,7 @@ static inline const char *ax_arch_atomics_name(void) { return "x86-lock"; }
 
 /* The ax_arch_<op>_<order> seam: the builtins are the instructions listed above, so this
  * backend is atomic_builtin.h (which is also what AX_ATOMICS_BUILTIN asks for, for TSan). */
-#include "../atomic_builtin.h"
-#include "../atomic_local.h" /* the plain single-threaded twins, the same everywhere */
+#include "../generic/atomic_builtin.h"
+#include "../generic/atomic_local.h" /* the plain single-threaded twins, the same everywhere */
 
 #endif

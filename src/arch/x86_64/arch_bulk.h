@@ -48,39 +48,29 @@ AX_BULK_KERNELS_X86_64(AX_BULK_DECLARE)
  * x86-64 CPU. */
 #define AX_ARCH_BULK_BASELINE sse2
 
-/* ---- CPU features the kernels need (src/arch/x86_64/bulk_detect.c) ------------------- */
+/* ---- CPU features the kernels need (arch_cpu.h, decoded in cpu_x86_64.c) ------------ */
 
-/* One flag per feature, one accessor each. All zero until ax_arch_bulk_detect() ran, so
- * that only the baseline is "supported" before. AVX flags are set only when XGETBV shows
- * the OS saves the registers (OSXSAVE, XCR0). */
-#define AX_ARCH_BULK_FEATURES(X)                                                                   \
-  X(avx2)   /* CPUID.7.0:EBX[5] and XCR0 SSE|AVX */                                                \
-  X(avx512) /* CPUID.7.0:EBX[16,30,31] (F, BW, VL) and XCR0 opmask|ZMM_Hi256|Hi16_ZMM */           \
-  X(erms)   /* CPUID.7.0:EBX[9] enhanced REP MOVSB/STOSB */                                        \
-  X(fsrm)   /* CPUID.7.0:EDX[4] fast short REP MOVSB */
+#include "arch_cpu.h"
 
-typedef struct ax_arch_bulk_cpu {
-#define AX_BULK_FLAG(f) unsigned char f;
-  AX_ARCH_BULK_FEATURES(AX_BULK_FLAG)
-#undef AX_BULK_FLAG
-  unsigned char zen4; /* AMD family 0x19 with AVX-512: Zen 4, where the plan was measured */
-  size_t l2;          /* L2 data/unified cache per core, bytes (0: unknown) */
-  size_t l3;          /* L3 per socket/CCX as CPUID reports it, bytes (0: unknown) */
-} ax_arch_bulk_cpu_t;
+/* The kernels' features are all of arch_cpu.h's list, one accessor each. They read
+ * ax_arch_bulk_cpu, a copy of ax_arch_cpu() that is all zero until ax_arch_bulk_detect()
+ * ran, so that only the baseline is "supported" before. */
+#define AX_ARCH_BULK_FEATURES(X) AX_ARCH_CPU_FEATURES(X)
 
-__attribute__((visibility("hidden"))) extern ax_arch_bulk_cpu_t ax_arch_bulk_cpu;
+__attribute__((visibility("hidden"))) extern ax_arch_cpu_t ax_arch_bulk_cpu;
 
 #define AX_BULK_HAS(f)                                                                             \
   static inline int ax_arch_bulk_has_##f(void) { return ax_arch_bulk_cpu.f; }
 AX_ARCH_BULK_FEATURES(AX_BULK_HAS)
 #undef AX_BULK_HAS
 
-/* Fill ax_arch_bulk_cpu from CPUID/XGETBV.
- * pre: none (may run before constructors, any number of times). post: allocates nothing,
- * no stdio, errno unchanged. */
+/* Fill ax_arch_bulk_cpu from ax_arch_cpu() (CPUID/XGETBV, decoded once).
+ * pre: may run before constructors, any number of times; the first call before a second
+ * thread exists (it may be the one that decodes, ax_arch_cpu). post: allocates nothing, no
+ * stdio, errno unchanged. */
 __attribute__((visibility("hidden"))) void ax_arch_bulk_detect(void);
 
-#include "../bulk_plan.h" /* the dispatch plan type, the same for every backend */
+#include "../generic/bulk_plan.h" /* the dispatch plan type, the same for every backend */
 
 #endif /* AX_BULK_FOREIGN */
 #endif
