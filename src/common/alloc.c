@@ -12,7 +12,6 @@
 
 #include "bulk.h"
 #include "internal.h"
-#include "prof.h"
 
 /* ---- malloc ------------------------------------------------------------------------- */
 
@@ -27,70 +26,25 @@ static inline void *malloc_common(ax_heap_t *heap, size_t size, bool zero) {
     errno = ENOMEM;
     return NULL;
   }
-  if (ax_unlikely(axi_checked)) {
-    p = axi_check_malloc(heap, size, 16, zero);
-  } else {
-    p = size > AX_LARGE_MAX ? axi_heap_huge_alloc(heap, size, 16, zero)
-                            : axi_heap_page_malloc(heap, size, zero);
-    if (!p)
-      errno = ENOMEM;
-  }
-  return p;
+  if (ax_unlikely(axi_checked))
+    return axi_check_malloc(heap, size, 16, zero);
+  return axi_heap_malloc(heap, size, zero);
 }
 
-/* The sampled allocation (prof.c): its stack, from this frame, and a block of its own; NULL
- * when there is none (it then goes unsampled: the profile must not fail an allocation). A frame
- * of its own, so that the stack of return addresses (800 bytes) is not on every profiled slow
- * path's stack: 1,271 bytes there, 450 without (t_stack). */
-static AX_NOINLINE AX_API void *malloc_sampled(ax_heap_t *heap, size_t size, bool zero) {
-  ax_prof_stack_t st;
-  axi_prof_capture(heap, &st);
-  return axi_prof_sampled(heap, size, zero, &st);
-}
-
-/* malloc's slow path while the heap profiler samples (prof.c): the sampled allocation gets
- * a block of its own; any other gets its block as usual, and the fast path a new grant of
- * its class's blocks (page.c), which no grant made on the way (current_update) may cut before
- * this block is taken (serving; saved, as malloc may nest: pthread_setspecific in a new heap's
- * init callocs). The heap comes first, so that a thread's first malloc counts too. A malloc
- * from the stack walk (busy) or before constructors is not profiled. Never with checked mode
- * or tagging. */
-static AX_NOINLINE AX_API void *malloc_profiled(ax_heap_t *heap, size_t size, bool zero) {
-  void *p;
-  if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_thread_start())) {
-    errno = ENOMEM;
-    return NULL;
-  }
-  if (heap->prof.busy)
-    return malloc_common(heap, size, zero);
-  if (size > AX_LARGE_MAX) {
-    p = malloc_common(heap, size, zero);
-    if (p)
-      axi_prof_huge(p, size);
-    return p;
-  }
-  unsigned c = axi_class_of(size);
-  if (axi_prof_take(heap, c) && (p = malloc_sampled(heap, size, zero)))
-    return p;
-  unsigned g = axi_class_direct(c) ? c : 0; /* the class whose grant waits for its block */
-  uint8_t was = heap->prof.serving;
-  heap->prof.serving = (uint8_t)g;
-  p = malloc_common(heap, size, zero);
-  heap->prof.serving = was;
-  if (g)
-    axi_page_prof_grant(heap, g);
-  return p;
-}
-
-/* The same, first the common case of a size the direct table serves (page.c), in a frame
- * of its own: malloc_profiled's saves registers for all its ways (wl_rounds, 800,000 slow
- * paths: 49 instructions in malloc_profiled itself each). */
+/* malloc's slow path while the heap profiler samples (prof.c), first the common case of a
+ * size the direct table serves (page.c), in a frame of its own: the profiler's general way
+ * saves registers for all its ways (wl_rounds, 800,000 slow paths: 49 instructions in it
+ * each). The heap comes first, so that a thread's first malloc counts too. */
 static AX_NOINLINE AX_API void *malloc_prof_slow(ax_heap_t *heap, size_t size, bool zero) {
   void *p;
   if (size <= AX_DIRECT_MAX && heap->prof.started && !heap->prof.busy &&
       (p = axi_page_prof_malloc(heap, size, zero)))
     return p;
-  return malloc_profiled(heap, size, zero);
+  if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_thread_start())) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return axi_prof_malloc(heap, size, zero);
 }
 
 /* The malloc slow path: first call of a thread, sizes above 1 KiB, empty free lists; every

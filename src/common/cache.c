@@ -16,7 +16,7 @@
  * MiB this way. A push that overfills a stack gives its older half back to their pages, as
  * local frees would have; trim, thread exit and a refused mapping give back everything
  * (heap.c). A cached block's first word is its own address encoded with its page's key, so
- * free()'s double-free filter sends a second free of it to axi_check_double_free, which
+ * free()'s double-free filter sends a second free of it to axi_double_free_check, which
  * looks here too (axi_cache_has). Never in checked mode: no page has AX_OWNER_CACHED there.
  */
 #include "internal.h"
@@ -127,7 +127,7 @@ void axi_cache_unaside(ax_heap_t *heap, unsigned c) {
 
 /* The same after a look, b's first word a link of its page's: it may be free already. */
 static AX_NOINLINE void free_prof_suspect(ax_block_t *b, ax_page_t *page) {
-  axi_check_double_free(page, b);
+  axi_double_free_check(page, b);
   put_counted(axi_tls_heap, b, page);
 }
 
@@ -189,7 +189,7 @@ void axi_cache_orphan(ax_heap_t *heap) {
 
 /* b's first word decodes to a link of this page's lists: b may already be free. Look, in
  * the heap's cache too. pre: the caller owns the page. Returns when b is not free. */
-void axi_check_double_free(ax_page_t *page, ax_block_t *b) {
+void axi_double_free_check(ax_page_t *page, ax_block_t *b) {
   const ax_block_t *remote = axi_tf_list(ax_atomic_load_acquire(&page->thread_free));
   if (axi_list_has(page, page->free, b) || axi_list_has(page, page->local_free, b) ||
       axi_list_has(page, remote, b) || axi_cache_has(axi_tls_heap, page->cls, b))

@@ -17,7 +17,7 @@ static inline void push_local(ax_page_t *page, ax_block_t *b) {
 /* The block's first word decodes to a link into its segment (or NULL): it may be free
  * already. Look, then free it as usual. pre: the caller owns the page. */
 static AX_NOINLINE void free_local_suspect(ax_block_t *b, ax_page_t *page) {
-  axi_check_double_free(page, b);
+  axi_double_free_check(page, b);
   push_local(page, b);
   if (--page->used == 0 || (ax_atomic_load_relaxed(&page->xowner) & AX_OWNER_FULL))
     axi_free_slow(b, page);
@@ -25,7 +25,7 @@ static AX_NOINLINE void free_local_suspect(ax_block_t *b, ax_page_t *page) {
 
 /* The same for a block of a cached class: look (the class's stack too), then cache it. */
 static AX_NOINLINE void free_cached_suspect(ax_block_t *b, ax_page_t *page) {
-  axi_check_double_free(page, b);
+  axi_double_free_check(page, b);
   axi_cache_free(b, page);
 }
 

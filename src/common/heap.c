@@ -3,6 +3,7 @@
  * process's. A thread's heap is started and ended in lifecycle.c, its structure comes from
  * the pool (pool.c).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "internal.h"
@@ -70,6 +71,17 @@ ax_page_t *axi_heap_page_with_free(ax_heap_t *heap, unsigned c) {
   if (!page && axi_heap_release(heap))
     page = axi_page_with_free(heap, c);
   return page;
+}
+
+/* A block for malloc's slow path that its class's current page could not give: a huge block
+ * above AX_LARGE_MAX, else one from heap's pages, each retried after a release (above).
+ * post: the block (zeroed if zero), or NULL with errno = ENOMEM. */
+void *axi_heap_malloc(ax_heap_t *heap, size_t size, bool zero) {
+  void *p = size > AX_LARGE_MAX ? axi_heap_huge_alloc(heap, size, 16, zero)
+                                : axi_heap_page_malloc(heap, size, zero);
+  if (!p)
+    errno = ENOMEM;
+  return p;
 }
 
 /* A request no address space holds fails at once: nothing to release for it. */

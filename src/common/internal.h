@@ -263,7 +263,7 @@ static inline void axi_set_link_own(const ax_page_t *page, ax_block_t *b, const 
  * bits 48..63 (axi_page_key), so the first words a program leaves in its blocks (pointers,
  * small or negative integers, text: two bytes of a string, below 0x8000) have other top
  * bits. A block that passes may be free already, and the caller looks
- * (axi_check_double_free). The test reads bytes 6 and 7 of each word (both architectures
+ * (axi_double_free_check). The test reads bytes 6 and 7 of each word (both architectures
  * are little-endian) as 2-byte loads: a narrower store the program just made at offsets 0..5
  * (a byte at p[0]) does not overlap them, so the load need not wait for that store to reach
  * the cache, as an 8-byte load of the word must (30 M malloc(32), p[0] = i, free: 333 ms
@@ -380,7 +380,7 @@ static inline void axi_page_set_divisor(ax_page_t *page, uint32_t block_size) {
 AXI_HIDDEN void axi_cache_free(ax_block_t *b, ax_page_t *page);
 AXI_HIDDEN void axi_cache_free_prof(ax_block_t *b, ax_page_t *page);
 AXI_HIDDEN void axi_cache_flush(ax_heap_t *heap);
-AXI_HIDDEN void axi_check_double_free(ax_page_t *page, ax_block_t *b);
+AXI_HIDDEN void axi_double_free_check(ax_page_t *page, ax_block_t *b);
 AXI_HIDDEN void axi_cache_unaside(ax_heap_t *heap, unsigned c);
 AXI_HIDDEN void axi_cache_orphan(ax_heap_t *heap);
 
@@ -411,6 +411,7 @@ static inline ax_block_t *axi_cache_pop(ax_heap_t *heap, size_t size) {
 
 AXI_HIDDEN bool axi_heap_release(ax_heap_t *heap);
 AXI_HIDDEN void axi_heap_trim(ax_heap_t *heap);
+AXI_HIDDEN void *axi_heap_malloc(ax_heap_t *heap, size_t size, bool zero);
 AXI_HIDDEN void *axi_heap_page_malloc(ax_heap_t *heap, size_t size, bool zero);
 AXI_HIDDEN ax_page_t *axi_heap_page_with_free(ax_heap_t *heap, unsigned c);
 AXI_HIDDEN void *axi_heap_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero);
@@ -434,6 +435,7 @@ AXI_HIDDEN void axi_prof_init(void);
 AXI_HIDDEN void axi_prof_ready(void);
 AXI_HIDDEN uint64_t axi_prof_rate(void);
 AXI_HIDDEN const char *axi_prof_prefix(void);
+AXI_HIDDEN void *axi_prof_malloc(ax_heap_t *heap, size_t size, bool zero);
 AXI_HIDDEN void axi_prof_huge(void *p, size_t size);
 AXI_HIDDEN void axi_prof_release(ax_segment_t *seg);
 AXI_HIDDEN void axi_prof_slot_free(const char *fn, ax_segment_t *seg, void *p);
