@@ -1,5 +1,6 @@
 /* realloc: NULL and zero arguments, contents preserved (min(old, new) bytes) across every
  * size-class boundary, into and out of huge sizes, and huge growth step by step. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -25,7 +26,12 @@ static char *resize(char *p, size_t old, size_t n, uint32_t seed) {
 static ax_stats_t s0, s1;
 
 static void test_null_and_zero(void) {
-  /* realloc(NULL, n) is malloc(n): a new live block of n's class */
+  /* realloc(NULL, n) is malloc(n): a new live block of n's class. While the heap profiler
+   * samples, the block may be a sampled one, in a slot of its own: class_live counts the
+   * blocks in the class's pages, so the counts are checked without it (the sizes still are). */
+  ax_info_t info;
+  ax_info(&info);
+  bool counts = info.prof_sample == 0;
   unsigned c = 1;
   while (ax_class_size(c) < 100)
     c++;
@@ -33,9 +39,10 @@ static void test_null_and_zero(void) {
   char *p = realloc(NULL, 100);
   ax_stats_get(&s1);
   CHECK(p != NULL);
-  CHECK(malloc_usable_size(p) == ax_class_size(c));
-  CHECKF(s1.class_live[c] == s0.class_live[c] + 1, "realloc(NULL, 100): live %llu -> %llu",
-         (unsigned long long)s0.class_live[c], (unsigned long long)s1.class_live[c]);
+  CHECK(counts ? malloc_usable_size(p) == ax_class_size(c) : malloc_usable_size(p) >= 100);
+  CHECKF(!counts || s1.class_live[c] == s0.class_live[c] + 1,
+         "realloc(NULL, 100): live %llu -> %llu", (unsigned long long)s0.class_live[c],
+         (unsigned long long)s1.class_live[c]);
   memset(p, 1, 100);
 
   /* realloc(p, 0) frees p and returns NULL (glibc): the class's live count drops */
@@ -43,8 +50,9 @@ static void test_null_and_zero(void) {
   void *r = realloc(p, 0);
   ax_stats_get(&s1);
   CHECK(r == NULL);
-  CHECKF(s1.class_live[c] + 1 == s0.class_live[c], "realloc(p, 0) did not free: live %llu -> %llu",
-         (unsigned long long)s0.class_live[c], (unsigned long long)s1.class_live[c]);
+  CHECKF(!counts || s1.class_live[c] + 1 == s0.class_live[c],
+         "realloc(p, 0) did not free: live %llu -> %llu", (unsigned long long)s0.class_live[c],
+         (unsigned long long)s1.class_live[c]);
 
   /* same for a huge block: its mapping is released or cached, not kept live */
   p = malloc(3 * MIB);
