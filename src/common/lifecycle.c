@@ -12,11 +12,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sys/auxv.h>
-#include <unwind.h>
 
 #include "bulk.h"
 #include "internal.h"
-#include "prof.h"
 
 /* ---- process init ------------------------------------------------------------------ */
 

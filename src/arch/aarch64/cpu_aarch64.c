@@ -43,16 +43,7 @@ static void decode(ax_arch_cpu_t *f) {
   f->dczva = f->dczva_block >= 16 && f->dczva_block <= 2048;
 }
 
-static ax_arch_cpu_t cpu;
-static bool decoded;
-
-const ax_arch_cpu_t *ax_arch_cpu(void) {
-  if (!decoded) {
-    decode(&cpu);
-    decoded = true;
-  }
-  return &cpu;
-}
+#include "../generic/cpu_once.h"
 
 /* ---- what is built from it --------------------------------------------------------- */
 

@@ -77,16 +77,7 @@ static void decode(ax_arch_cpu_t *f) {
   }
 }
 
-static ax_arch_cpu_t cpu;
-static bool decoded;
-
-const ax_arch_cpu_t *ax_arch_cpu(void) {
-  if (!decoded) {
-    decode(&cpu);
-    decoded = true;
-  }
-  return &cpu;
-}
+#include "../generic/cpu_once.h"
 
 /* ---- the description --------------------------------------------------------------- */
 
