@@ -15,8 +15,8 @@
  * blocks and about 64 KiB a class, at least one block), so a thread holds at most a few
  * MiB this way. A push that overfills a stack gives its older half back to their pages, as
  * local frees would have; trim, thread exit and a refused mapping give back everything
- * (heap.c). A cached block's first word is its own address encoded with its page's key, so
- * free()'s double-free filter sends a second free of it to axi_double_free_check, which
+ * (heap.c, lifecycle.c). A cached block's first word is its own address encoded with its page's
+ * key, so free()'s double-free filter sends a second free of it to axi_double_free_check, which
  * looks here too (axi_cache_has). Never in checked mode: no page has AX_OWNER_CACHED there.
  */
 #include "internal.h"
@@ -172,7 +172,7 @@ void axi_cache_flush(ax_heap_t *heap) {
 /* A fork child's handler, for a heap whose thread does not exist in the child: every block of
  * its cache and the one aside back on its page's local_free, as its owner's free would put
  * it, without the queue bookkeeping (the thread may have left its queues half-updated; its
- * segments are abandoned next, heap.c). */
+ * segments are abandoned next, lifecycle.c). */
 void axi_cache_orphan(ax_heap_t *heap) {
   if (heap->prof.aside)
     axi_page_return(heap->prof.aside);

@@ -1,8 +1,8 @@
 /* axmalloc internals: every function one file of src/common offers another, declared layer
  * by layer from the bottom up, with the inline helpers of each layer. A file calls only into
  * its own layer and those below (tests/t_layers checks the built objects; docs/design.md
- * describes each layer). The data structures are in types.h, the heap profiler's own in
- * prof.h.
+ * describes each layer; contracts are at the definitions). The data structures are in
+ * types.h, the heap profiler's own in prof.h.
  *
  *   base       state.c print.c os.c bulk.c (+ atomic.h, arch.h)
  *   maps       pagemap.c (the segment map is segment.c's)
@@ -13,7 +13,7 @@
  *   pages      page.c
  *   cache      cache.c
  *   heaps      heap.c
- *   modes      mte.c check.c prof_unwind.c prof.c prof_dump.c
+ *   modes      mte.c check.c, the profiler: prof_unwind.c prof_dump.c prof.c
  *   lifecycle  lifecycle.c
  *   entry      ptr.c alloc.c free.c override.c stats.c new_delete.cc cxx_replaced.c
  */

@@ -782,7 +782,7 @@ void axi_page_give_back(ax_heap_t *heap, ax_page_t *page, ax_block_t *b) {
     page_freed(heap, page);
 }
 
-/* ---- heap-wide walks (heap.c's policies: trim, thread exit, refused mappings) ---------- */
+/* ---- heap-wide walks (heap.c: trim, refused mappings; lifecycle.c: thread exit) ---------- */
 
 /* Retire every page of heap that is empty once remote frees are collected, pages in the
  * full list that remote frees reached included, in O(pages + remote frees): no free list is

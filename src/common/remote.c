@@ -27,7 +27,7 @@
  * segment (trim, thread exit, a cache trim, a refused mapping): nothing after it touches
  * the segment or the page (t_race_remote stops a thread right there). What the rare case
  * needs (a page that leaves the full list: tell its heap) is read before the CAS, while the
- * blocks we still hold keep the segment alive. Heaps are never unmapped (heap.c), so the
+ * blocks we still hold keep the segment alive. Heaps are never unmapped (pool.c), so the
  * increment after it is safe even if the owner exits meanwhile: a stale heap gets one
  * needless revisit, and if the segment was abandoned and reclaimed in that window, its new
  * owner finds the page at its next revisit, trim or exit instead of at once. The header's
@@ -144,7 +144,7 @@ static __thread uint32_t heapless_frees __attribute__((tls_model("initial-exec")
 
 static ax_heap_t *heap_for_chains(void) {
   if (++heapless_frees < AX_RB_HEAPLESS || axi_thread_exited)
-    return NULL; /* (a thread in its last TSD destructors keeps no chains: heap.c) */
+    return NULL; /* (a thread in its last TSD destructors keeps no chains: pool.c) */
   ax_heap_t *heap = axi_heap_start(); /* (process init is done: a block was allocated) */
   if (heap)
     axi_heap_bind(heap);
@@ -170,7 +170,7 @@ static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *
   uint32_t fit = (uint32_t)(AX_RB_BYTES / page->block_size);
   if (s->page == page && fit >= 2 && !axi_thread_exited) {
     /* (bigger blocks: little to gain, much to hold; a thread in its last TSD destructors
-     * may not be called again to publish them: heap.c) */
+     * may not be called again to publish them: pool.c) */
     s->limit = fit < AX_RB_CHAIN ? fit : AX_RB_CHAIN;
     axi_set_link(page, b, NULL); /* the tail looks free too, to a second free of it */
     s->head = s->tail = b;

@@ -224,7 +224,7 @@ static ax_segcache_t cache;
 /* A segment leaves its heap for the cache, or for the OS when the cache is full or busy. Its
  * heap is cleared only under the cache's lock, which fork's prepare handler takes: so in a
  * fork child a segment still names the heap of a thread that left it between its queue and the
- * cache, and the child takes it over (heap.c), instead of finding it in neither. */
+ * cache, and the child takes it over (lifecycle.c), instead of finding it in neither. */
 static void cache_put(ax_segment_t *seg) {
   seg->cached_ms = axi_now_ms();
   if (axi_trylock(&cache.lock)) {
