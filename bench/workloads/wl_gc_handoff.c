@@ -16,6 +16,7 @@
  * add up the payload, and free the objects and the batch array. Every free is therefore a
  * cross-thread free. At the end the workers retire their live sets the same way.
  *
+ * stderr, under axmalloc: its remote-free counts (wl_stats.h).
  * stdout: exactly one line "checksum <sum over objects of size + payload bytes>"; which
  * collector frees which object depends on timing, the sum does not.
  * Exit status 1 on allocation failure or an object whose contents changed.
@@ -27,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "wl_stats.h"
 
 #define LIVE_SLOTS 1024
 #define QUEUE_CAP 64
@@ -269,5 +272,6 @@ int main(int argc, char **argv) {
   free(tids);
   free(args);
   printf("checksum %llu\n", (unsigned long long)checksum);
+  wl_print_remote_stats("wl_gc_handoff");
   return 0;
 }

@@ -17,6 +17,7 @@
  * threads are joined and new ones created. Each block carries a header (size, tag) and a
  * tail byte which are verified before it is freed.
  *
+ * stderr, under axmalloc: its remote-free counts (wl_stats.h).
  * stdout: exactly one line "checksum <sum of freed sizes and tags, plus steps>".
  * Exit status 1 on allocation failure or a corrupted block.
  */
@@ -27,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "wl_stats.h"
 
 #define RESPAWN_EVERY 4 /* epochs between thread generations */
 
@@ -198,5 +201,6 @@ int main(int argc, char **argv) {
           nthreads, nslots, min_size, max_size, (unsigned long long)steps, nepochs, generations,
           secs, (double)steps / secs * 1e-6);
   printf("checksum %llu\n", (unsigned long long)checksum);
+  wl_print_remote_stats("wl_larson");
   return 0;
 }

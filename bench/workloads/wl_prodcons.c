@@ -8,21 +8,26 @@
  * must not grow with the number of threads, even past the number of cores; run it with
  * 1+1 .. 16+16 threads for the scaling sweep.
  *
- * Usage: wl_prodcons [blocks [producers [consumers [size [spread]]]]]
- *        (defaults 20000000 2 2 64 1)
+ * Usage: wl_prodcons [blocks [producers [consumers [size [spread [max_size]]]]]]
+ *        (defaults 20000000 2 2 64 1 size)
  *   spread > 1: each consumer takes that many arrays before it frees, then frees one block
  *   of each in turn, so that consecutive frees land in different pages (spread 512 with
  *   64 B blocks: about 128 pages in rotation): the sparse pattern, where batching remote
  *   frees per page cannot help.
+ *   max_size > size: each block's size is drawn from [size, max_size] (each producer its own
+ *   fixed-seed generator): the mixed-size handoff of a real queue of records.
  *
  * stdout: exactly one line "checksum <n>" (the sum of every block's tag: independent of
- * which consumer freed which block). Exit status 1 on allocation failure or a wrong tag.
+ * which consumer freed which block); stderr, under axmalloc: its remote-free counts
+ * (wl_stats.h). Exit status 1 on allocation failure or a wrong tag.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "wl_stats.h"
 
 #define BATCH 256
 #define QUEUE_CAP 64
@@ -42,7 +47,7 @@ static struct {
        .not_full = PTHREAD_COND_INITIALIZER,
        .not_empty = PTHREAD_COND_INITIALIZER};
 
-static size_t per_producer, block_size, spread;
+static size_t per_producer, block_size, max_size, spread;
 
 static void put(void **batch) {
   pthread_mutex_lock(&q.lock);
@@ -71,13 +76,21 @@ static void **take(void) {
 
 static void *producer(void *arg) {
   uint64_t tag = (uintptr_t)arg * per_producer;
+  uint64_t rng = 0x9e3779b97f4a7c15u * ((uintptr_t)arg + 1); /* (sizes only) */
   for (size_t done = 0; done < per_producer;) {
     void **batch = malloc(sizeof(void *) * (BATCH + 1));
     if (!batch)
       die("malloc returned NULL");
     size_t n = per_producer - done < BATCH ? per_producer - done : BATCH;
     for (size_t i = 0; i < n; i++) {
-      uint64_t *b = malloc(block_size);
+      size_t size = block_size;
+      if (max_size > block_size) { /* xorshift64 */
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        size += (size_t)(rng % (max_size - block_size + 1));
+      }
+      uint64_t *b = malloc(size);
       if (!b)
         die("malloc returned NULL");
       b[0] = ++tag;
@@ -135,8 +148,9 @@ int main(int argc, char **argv) {
   int np = argc > 2 ? atoi(argv[2]) : 2, nc = argc > 3 ? atoi(argv[3]) : 2;
   block_size = argc > 4 ? (size_t)atol(argv[4]) : 64;
   spread = argc > 5 ? (size_t)atol(argv[5]) : 1;
+  max_size = argc > 6 ? (size_t)atol(argv[6]) : block_size;
   if (np < 1 || nc < 1 || np > MAX_THREADS || nc > MAX_THREADS || block_size < 8 || !blocks ||
-      !spread)
+      !spread || max_size < block_size)
     return 2;
   per_producer = blocks / (size_t)np;
   q.producers_left = (unsigned)np;
@@ -156,5 +170,6 @@ int main(int argc, char **argv) {
     sum += sums[i];
   }
   printf("checksum %llu\n", (unsigned long long)sum);
+  wl_print_remote_stats("wl_prodcons");
   return 0;
 }

@@ -12,6 +12,7 @@
  *
  * Usage: wl_rounds [rounds [threads [allocs]]]     (defaults 100 4 20000)
  *
+ * stderr, under axmalloc: its remote-free counts (wl_stats.h).
  * stdout: exactly one line "checksum <n>", the number of bytes requested (which thread frees
  * what depends on timing, the requests do not). Exit status 1 on allocation failure or a
  * block whose tag changed.
@@ -22,6 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "wl_stats.h"
 
 #define LIVE 256
 #define TRANSFER 1024
@@ -112,5 +115,6 @@ int main(int argc, char **argv) {
   for (unsigned k = 0; k < TRANSFER; k++)
     drop(atomic_exchange(&transfer[k], NULL));
   printf("checksum %llu\n", (unsigned long long)atomic_load(&requested));
+  wl_print_remote_stats("wl_rounds");
   return 0;
 }

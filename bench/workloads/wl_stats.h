@@ -1,0 +1,29 @@
+/* wl_stats.h -- the remote-free counts, when axmalloc is the allocator.
+ *
+ * The workloads are plain libc programs run under every malloc; ax_stats_get is a weak
+ * reference, bound when axmalloc is preloaded or linked in (the _static variants) and NULL
+ * under any other allocator, which then prints nothing. The counts are deterministic for a
+ * fixed interleaving and bounded for any: remote frees (blocks freed by a thread that does
+ * not own their page) and publications (the CASes that handed them over), so
+ * publications / remote frees is the freeing side's atomic read-modify-writes per remote free.
+ * stderr, one line: stdout carries the checksum alone. */
+#ifndef WL_STATS_H
+#define WL_STATS_H
+
+#include <stdio.h>
+
+#include <axmalloc.h>
+
+#pragma weak ax_stats_get
+
+static void wl_print_remote_stats(const char *name) {
+  if (!ax_stats_get)
+    return;
+  ax_stats_t s;
+  ax_stats_get(&s);
+  double per = s.remote_publishes ? (double)s.remote_frees / (double)s.remote_publishes : 0;
+  fprintf(stderr, "%s: axmalloc remote frees %llu, publications %llu: %.1f blocks each\n", name,
+          (unsigned long long)s.remote_frees, (unsigned long long)s.remote_publishes, per);
+}
+
+#endif
