@@ -67,8 +67,10 @@ typedef struct ax_stats {
                                            * thread's own pages (exact) */
   uint64_t remote_frees;     /* blocks freed by threads other than their page's owner (by
                               * threads with a heap: a thread's first frees are not counted) */
-  uint64_t remote_publishes; /* CASes that handed such blocks over: one per block freed
-                              * alone, one per chain of a page's blocks (remote.c) */
+  uint64_t remote_publishes; /* CASes that handed such blocks over: one per block sent
+                              * alone, one per batch of blocks to one owner (remote.c) */
+  uint64_t remote_drains;    /* exchanges that took a heap's inbox of such blocks: the
+                              * owners' only atomic for them (page.c) */
 } ax_stats_t;
 
 void ax_stats_get(ax_stats_t *out);

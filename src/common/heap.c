@@ -100,5 +100,6 @@ void axi_stats_merge_heap(ax_heap_t *heap) {
   ax_atomic_fetch_add_relaxed(&axi_stats.huge_allocs, heap->stats.huge_allocs);
   ax_atomic_fetch_add_relaxed(&axi_stats.remote_frees, heap->stats.remote_frees);
   ax_atomic_fetch_add_relaxed(&axi_stats.remote_publishes, heap->stats.remote_publishes);
+  ax_atomic_fetch_add_relaxed(&axi_stats.remote_drains, heap->stats.remote_drains);
   memset(&heap->stats, 0, sizeof heap->stats);
 }

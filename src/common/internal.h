@@ -100,6 +100,7 @@ AXI_HIDDEN __attribute__((noreturn)) void axi_fatal(const char *fmt, ...);
 
 AXI_HIDDEN __attribute__((noreturn)) void axi_invalid_free(const char *fn, const void *p);
 AXI_HIDDEN __attribute__((noreturn)) void axi_double_free(const char *fn, const void *p);
+AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted_transit(const void *b);
 AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted(const void *at);
 AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted_list(const ax_page_t *page,
                                                              const ax_block_t *b);
@@ -281,6 +282,23 @@ static inline uintptr_t axi_page_key(uint64_t r) {
   return (uintptr_t)((r | (uint64_t)1 << 63) & ~((uint64_t)1 << 48));
 }
 
+/* A block in transit: in a batch of remote frees (remote.c) or an inbox, which span pages. Its
+ * link is encoded with its own page's key, as on a free list (axi_looks_free sees it free),
+ * with bit 0 of the decoded link set (AX_TRANSIT: no block's address has it). The owner that
+ * takes a block rewrites its link (page.c), so a block reached twice in an inbox, freed twice,
+ * is known by that bit. */
+#define AX_TRANSIT ((uintptr_t)1)
+static inline void axi_set_transit(const ax_page_t *page, ax_block_t *b, uintptr_t next) {
+  AX_TRACK_UNDEFINED(b, sizeof *b);
+  b->next_enc = (next | AX_TRANSIT) ^ page->key;
+  AX_TRACK_NOACCESS(b, sizeof *b);
+}
+/* The decoded link of a block in transit: the next block | AX_TRANSIT, or anything else when
+ * the block is not in transit. */
+static inline uintptr_t axi_transit(const ax_page_t *page, const ax_block_t *b) {
+  return (uintptr_t)axi_link(page, b);
+}
+
 /* list.c: is b on list, one of page's free lists? (a link out of the page ends the walk) */
 AXI_HIDDEN bool axi_list_has(const ax_page_t *page, const ax_block_t *list, const ax_block_t *b);
 
@@ -320,6 +338,7 @@ AXI_HIDDEN void axi_remote_push(ax_page_t *page, ax_segment_t *seg, uint32_t n, 
 AXI_HIDDEN void axi_remote_flush(ax_heap_t *heap, bool forget);
 AXI_HIDDEN void axi_remote_age(ax_heap_t *heap);
 AXI_HIDDEN void axi_remote_orphan(ax_heap_t *heap);
+AXI_HIDDEN uint32_t axi_remote_scatter(ax_block_t *list);
 
 /* ==== pages: page.c ==================================================================== */
 
@@ -334,6 +353,7 @@ AXI_HIDDEN void axi_page_collect(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_page_count_mallocs(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_pages_collect_all(ax_heap_t *heap);
+AXI_HIDDEN void axi_page_drain(ax_heap_t *heap, bool close);
 AXI_HIDDEN void axi_page_return(ax_block_t *b);
 AXI_HIDDEN void axi_page_orphan(ax_page_t *page);
 

@@ -77,6 +77,7 @@ static void thread_exit(void *arg) {
   ax_heap_t *heap = arg;
   axi_thread_exited = true;
   axi_remote_flush(heap, true);
+  axi_page_drain(heap, true); /* (from now on senders give our blocks to their pages) */
   axi_cache_flush(heap);
   axi_pages_collect_all(heap);
   axi_segment_purge(heap, true); /* what stays behind with abandoned segments is purged */

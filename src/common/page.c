@@ -476,6 +476,7 @@ bool axi_page_reclaim(ax_heap_t *heap) {
 /* post: a page of class c with a free block, first in its queue; NULL when out of memory.
  * Order: pages of the class, then abandoned segments (a few), then a fresh page. */
 static ax_page_t *find_page(ax_heap_t *heap, unsigned c) {
+  axi_page_drain(heap, false);
   /* A revisit walks the whole full list: do it when enough remote frees have landed in
    * full pages to pay for the walk, and always before taking a fresh page. */
   uintptr_t pending = ax_atomic_load_relaxed(&heap->full_pending);
@@ -782,6 +783,65 @@ void axi_page_give_back(ax_heap_t *heap, ax_page_t *page, ax_block_t *b) {
     page_freed(heap, page);
 }
 
+/* ---- blocks other threads sent (remote.c) ---------------------------------------------- */
+
+/* A block of the inbox whose link is not in transit: taken already (reached twice: freed
+ * twice while in transit), or written after it was freed. */
+static AX_NOINLINE void drain_bad(const ax_page_t *page, const ax_block_t *b) {
+  if (!page)
+    axi_corrupted_transit(b);
+  if (axi_looks_free(page, b))
+    axi_double_free("free", b);
+  axi_corrupted_list(page, b);
+}
+
+/* b, sent by another thread, goes back to its page as a local free would put it (the heap's
+ * cache is left out: the block is cold). A page that is not ours (its segment was abandoned,
+ * or reclaimed by another heap after the sender read its owner) gets b on its thread_free. */
+static inline void drain_block(ax_heap_t *heap, ax_page_t *page, ax_block_t *b) {
+  uintptr_t owner = ax_atomic_load_relaxed(&page->xowner);
+  if (ax_unlikely((owner & ~AX_OWNER_FLAGS) != heap->tid)) {
+    heap->stats.remote_publishes++;
+    return axi_remote_push(page, axi_segment_of(page), 1, b, b);
+  }
+  if (ax_unlikely(axi_page_live(page) == 0))
+    axi_corrupted_list(page, b);
+  axi_set_link(page, b, page->local_free);
+  page->local_free = b;
+  if (--page->used == 0 || (owner & AX_OWNER_FULL))
+    page_freed(heap, page);
+}
+
+/* Take heap's inbox with one exchange (close: and leave it closed, at thread exit) and give
+ * each block back to its page with plain stores: no atomic per block. Each block is checked
+ * to be a carved block of a page before its link is read, and its link to be in transit
+ * (the block is rewritten as it is taken, so one reached twice is a double free). The walk
+ * reads each block's first word once, as the peers' collections do; the block then sits on
+ * local_free, in this thread's cache, for the malloc that takes it. pre: heap is the calling
+ * thread's, or the child of a fork is alone. */
+void axi_page_drain(ax_heap_t *heap, bool close) {
+  uintptr_t in;
+  if (close)
+    in = ax_atomic_xchg_acq_rel(&heap->inbox, AX_INBOX_CLOSED);
+  else if (!ax_atomic_load_relaxed(&heap->inbox) || axi_remote_frees_impossible())
+    return;
+  else
+    in = ax_atomic_xchg_acquire(&heap->inbox, 0);
+  if (in == AX_INBOX_CLOSED || in == 0)
+    return;
+  heap->stats.remote_drains++;
+  for (ax_block_t *b = (ax_block_t *)in, *next; b; b = next) {
+    ax_page_t *page = axi_pagemap_get(b);
+    if (ax_unlikely(!page || axi_block_index(page, b) >= page->capacity))
+      drain_bad(NULL, b);
+    uintptr_t link = axi_transit(page, b);
+    if (ax_unlikely(!(link & AX_TRANSIT)))
+      drain_bad(page, b);
+    next = (ax_block_t *)(link & ~AX_TRANSIT);
+    drain_block(heap, page, b);
+  }
+}
+
 /* ---- heap-wide walks (heap.c: trim, refused mappings; lifecycle.c: thread exit) ---------- */
 
 /* Retire every page of heap that is empty once remote frees are collected, pages in the
@@ -797,6 +857,7 @@ void axi_pages_retire_empty(ax_heap_t *heap, bool all) {
    * stress-ng's trims spent 65% of their samples loading descriptors of pages in use). */
   for (unsigned c = all ? 1 : axi_class_of(AX_MEDIUM_MAX + 1); c < AX_CLASSES; c++)
     unpin(heap, c);
+  axi_page_drain(heap, false);
   /* a full page that no remote free has reached is not empty */
   if (ax_atomic_load_relaxed(&heap->full_pending))
     revisit_full(heap);

@@ -65,6 +65,9 @@ ax_heap_t *axi_heap_start(void) {
   for (unsigned c = 0; c < AX_CLASSES; c++)
     heap->current[c] = &axi_page_empty;
   heap->tid = ax_arch_thread_id() | (axi_thread_exited ? AX_TID_GHOST : 0);
+  /* The inbox opens (it was closed when the heap's last thread exited, and nobody writes a
+   * closed one: remote.c); a ghost's stays closed, since it never takes it. */
+  ax_atomic_store_release(&heap->inbox, axi_thread_exited ? AX_INBOX_CLOSED : 0);
   ax_poke(&heap->active, 1);
   ax_atomic_fetch_add_relaxed(&axi_stats.heaps_live, 1);
   axi_tls_heap = heap;

@@ -142,6 +142,12 @@ void axi_corrupted(const void *at) {
   axi_fatal("axmalloc: corrupted segment metadata at %p\n", at);
 }
 
+/* A list of remote frees in transit (remote.c, page.c) leads to b, which is no block of ours:
+ * a write into a freed block. */
+void axi_corrupted_transit(const void *b) {
+  axi_fatal("axmalloc: corrupted list of remote frees (block %p)\n", b);
+}
+
 /* b's link leads out of its page (or the list is longer than the page): a write into a
  * free block, or a double free that raced. Reported, never followed. */
 void axi_corrupted_list(const ax_page_t *page, const ax_block_t *b) {

@@ -1,24 +1,28 @@
-/* Remote frees: a block freed by a thread that does not own its page.
+/* Remote frees: a block freed by a thread that does not own its page, batched per owning heap.
  *
- *   remote free(b of page P):  P's slot names P, with a chain open? append b (no atomic);
- *                                the chain full: publish it
- *                              names P, no chain? open one with b
- *                              else: publish the slot's chain if it has one, name P in the
- *                                slot, and publish b alone
- *   publish(chain of P):       one CAS pushes the whole chain on P->thread_free
+ *   remote free(b, of a page whose segment names heap O):
+ *     the slot used last names O, a batch open?  b joins it (no atomic); full: send it
+ *     O's slot names O?                           b joins its batch, or opens one
+ *     else                                        send what the slot held, name O in it,
+ *                                                 and send b alone
+ *   send(batch to O):  one CAS pushes the whole batch on O->inbox, whatever pages it spans
+ *   O's slow path:     one exchange takes the inbox; each block goes back to its page with
+ *                      plain stores (page.c, axi_page_drain)
  *
- * So a lone remote free, or a thread that frees into a different page each time, costs one
- * CAS per block as before, and a thread that frees many blocks of one page (a consumer, a
- * GC thread, Larson's rotating arrays) costs one CAS per chain of up to AX_RB_CHAIN blocks
- * or AX_RB_BYTES bytes. The owner takes chains like single blocks: its one exchange takes
- * the whole thread_free list (page.c).
+ * So a stream of remote frees to one owner costs one CAS per AX_RB_BATCH blocks or
+ * AX_RB_BYTES bytes, scattered over its pages or not (Larson's servers, producers and
+ * consumers, a collector), and a lone remote free, the first to an owner, costs one CAS as
+ * before. A block whose segment names no heap (abandoned: its thread exited), or freed by a
+ * thread without heap, goes alone onto its page's thread_free list (axi_remote_push), where
+ * whoever reclaims the segment finds it; so does every block sent to a closed inbox.
  *
- * A chain is the freeing thread's alone until it is published, and its blocks still count
- * as used in their page, so the page and its segment cannot go away meanwhile. It waits at
- * most until its slot is wanted for another page, the chain fills, the thread's second
- * malloc refill after it opened (axi_remote_age), a trim, or the thread's exit
- * (axi_remote_flush): a thread that stops freeing holds at most AX_RB_SLOTS chains of
- * AX_RB_BYTES until then.
+ * Bounds: a batch is the freeing thread's alone until it is sent, and its blocks still count
+ * as used in their pages, so no page or segment of them can go away meanwhile. A thread holds
+ * at most AX_RB_SLOTS batches of AX_RB_BYTES (1 MiB). A batch waits at most until its slot is
+ * wanted for another owner, it fills, the thread's 2 * AX_RB_AGE_TICKS-th malloc slow path or
+ * the second batch it fills after the batch opened (ageing, below), a trim, or the thread's
+ * exit (axi_remote_flush). A thread that frees once and then never calls the allocator again holds
+ * that block until it exits.
  */
 #include "internal.h"
 
@@ -54,9 +58,54 @@ void axi_remote_push(ax_page_t *page, ax_segment_t *seg, uint32_t n, ax_block_t 
   }
 }
 
+/* The page of a block in transit that the caller holds (its segment is alive), or NULL when
+ * b is no carved block of a page (a corrupted list, a fork child's half-made batch). */
+static ax_page_t *transit_page(const ax_block_t *b) {
+  ax_page_t *page = axi_pagemap_get(b);
+  if (!page || axi_block_index(page, b) >= page->capacity)
+    return NULL;
+  return page;
+}
+
+/* Each block of list, in transit, goes alone onto its page's thread_free (an inbox that is
+ * closed; a fork child's handler). Its link is read before its CAS, after which nothing
+ * touches it. A link out of the pages ends the walk: the rest is lost, never published
+ * wrong. */
+uint32_t axi_remote_scatter(ax_block_t *list) {
+  uint32_t n = 0;
+  for (ax_block_t *b = list, *next; b; b = next, n++) {
+    ax_page_t *page = transit_page(b);
+    uintptr_t link = page ? axi_transit(page, b) : 0;
+    if (!(link & AX_TRANSIT))
+      break;
+    next = (ax_block_t *)(link & ~AX_TRANSIT);
+    axi_remote_push(page, axi_segment_of(page), 1, b, b);
+  }
+  return n;
+}
+
+/* Send the batch head .. tail to owner's inbox: one CAS (or, closed, block by block onto
+ * their pages). After the CAS the owner may take the blocks, empty their pages and unmap
+ * their segments: nothing after it touches a block, a page or a segment (t_race_remote stops
+ * a thread right there); the heap, which is never unmapped (pool.c), is all it wrote.
+ * post: the CASes that took (heap->stats.remote_publishes). */
+static uint32_t send(ax_heap_t *owner, ax_block_t *head, ax_block_t *tail) {
+  ax_page_t *tail_page = axi_page_of(axi_segment_of(tail), tail);
+  uintptr_t in = ax_atomic_load_relaxed(&owner->inbox);
+  do {
+    if (in == AX_INBOX_CLOSED) {
+      axi_set_transit(tail_page, tail, 0);
+      return axi_remote_scatter(head);
+    }
+    axi_set_transit(tail_page, tail, in);
+  } while (!ax_atomic_cas_release(&owner->inbox, &in, (uintptr_t)head));
+  AX_HOOK(AX_HOOK_REMOTE_FREE_PUBLISHED, head);
+  return 1;
+}
+
 /* The slot is closed before the CAS: a fork child publishes again what a thread that does
- * not exist there left open (axi_remote_orphan), and a chain caught between the two is lost to
- * it, not published twice. */
+ * not exist there left open (axi_remote_orphan), and a batch caught between the two is lost
+ * to it, not published twice. */
 static AX_NOINLINE void slot_publish(ax_heap_t *heap, ax_remote_slot_t *s) {
   AX_HOOK(AX_HOOK_CHAIN_PUBLISH, s->head);
   uint32_t n = s->n;
@@ -65,178 +114,222 @@ static AX_NOINLINE void slot_publish(ax_heap_t *heap, ax_remote_slot_t *s) {
   heap->rb.open &= ~bit;
   heap->rb.older &= ~bit;
   ax_compiler_fence(); /* (closed in program order, before the CAS) */
-  axi_remote_push(s->page, axi_segment_of(s->page), n, s->head, s->tail);
+  heap->stats.remote_publishes += send(s->owner, s->head, s->tail);
   heap->stats.remote_frees += n;
-  heap->stats.remote_publishes++;
 }
 
-/* The slot of a page: pages are 64 B or more apart in their segments' headers. */
-static inline unsigned slot_of(const ax_page_t *page) {
-  uintptr_t h = ((uintptr_t)page >> 6) * (uintptr_t)0x9e3779b97f4a7c15u;
+/* The slot of an owner: heaps are 64 B or more apart. */
+static inline unsigned slot_of(const ax_heap_t *owner) {
+  uintptr_t h = ((uintptr_t)owner >> 6) * (uintptr_t)0x9e3779b97f4a7c15u;
   return (unsigned)(h >> (64 - AX_RB_SLOTS_LOG2));
 }
 
-/* A block that looks free, sought where other threads hold freed blocks: their open chains
- * into its page, the blocks they keep aside, their caches of its class. */
+/* Is b in the batch head (n blocks)? Each block's page is looked up in the page map before
+ * its link is read, and the walk ends at a link that is not in transit: so another thread's
+ * batch, read as it changes, is walked safely as long as its blocks' segments are mapped,
+ * which they are until the batch is sent and its owner has taken it, emptied their pages and
+ * a cache trim unmapped them. */
+static bool batch_has(const ax_block_t *head, uint32_t n, const ax_block_t *b) {
+  const ax_block_t *x = head;
+  for (uint32_t j = 0; j < n && j < AX_RB_BATCH && x; j++) {
+    if (x == b)
+      return true;
+    const ax_page_t *page = transit_page(x);
+    uintptr_t link = page ? axi_transit(page, x) : 0;
+    if (!(link & AX_TRANSIT))
+      return false;
+    x = (const ax_block_t *)(link & ~AX_TRANSIT);
+  }
+  return false;
+}
+
+/* A block that looks free, sought where other threads hold freed blocks: their batches to
+ * its owner, the blocks they keep aside, their caches of its class. */
 typedef struct seek {
+  const ax_heap_t *owner;
   const ax_page_t *page;
   const ax_block_t *b;
   bool found;
 } seek_t;
 
-/* Other threads' chains and caches, read as they change: each field is one load, a chain is
- * walked at most as far as its count and within the page (whose memory the block held keeps:
- * its blocks count as used until the chain is collected), a cached block is only compared. A
- * stale read may miss a double free; a false report would need a live block whose first word
- * passes the filter (2^-14) freed in the instant its slot or chain is being emptied. */
+/* Other threads' batches and caches, read as they change: each field is one load, a batch is
+ * walked at most as far as its count (batch_has), a cached block is only compared. A stale
+ * read may miss a double free; a false report would need a live block whose first word passes
+ * the filter (2^-14) freed in the instant its slot or batch is being emptied. */
 static void seek_in(ax_heap_t *heap, void *arg) {
   seek_t *k = arg;
-  for (unsigned i = 0; i < AX_RB_SLOTS && !k->found; i++) {
-    ax_remote_slot_t *s = &heap->rb.slot[i];
-    if (ax_peek(&s->page) != k->page)
-      continue;
+  const ax_remote_slot_t *s = &heap->rb.slot[slot_of(k->owner)];
+  if (k->owner && ax_peek(&s->owner) == k->owner) {
     uint32_t n = ax_peek(&s->n);
-    const ax_block_t *x = ax_peek_acquire(&s->head);
-    for (uint32_t j = 0; j < n && j <= AX_RB_CHAIN && !k->found; j++) {
-      if ((uintptr_t)x - k->page->area >= axi_page_carved(k->page))
-        break;
-      k->found = x == k->b;
-      x = axi_link(k->page, x);
-    }
+    k->found |= batch_has(ax_peek_acquire(&s->head), n, k->b);
   }
   k->found |= ax_peek(&heap->prof.aside) == k->b || axi_cache_has(heap, k->page->cls, k->b);
 }
 
-/* b looks free (axi_looks_free): is it in s's open chain, published on its page's
- * thread_free list already, or held freed by another thread (its chain, its cache, the block
- * it keeps aside)? Then this is a double free, reported here, naming the block, instead of as
- * a corrupted list when the owner takes it (page.c), or not at all. The list may be taken
- * meanwhile; axi_list_has stops at a link out of the page. A block the owner has taken back
- * onto its page's lists is the owner's to find (its malloc checks nothing, its next free of
- * it does). The seek through other heaps costs only a free that looks free (a double free,
- * or one in 2^14 of the first words a program leaves: axi_looks_free). */
-static void check_freed(const ax_remote_slot_t *s, ax_page_t *page, const ax_block_t *b) {
-  const ax_block_t *x = s->head;
-  for (uint32_t i = 0; s->page == page && i < s->n; i++, x = axi_link(page, x))
-    if (x == b)
-      axi_double_free("free", b);
+/* b looks free (axi_looks_free): is it in our own batch to its owner, on its page's
+ * thread_free list, or held freed by another thread (its batch, its cache, the block it keeps
+ * aside)? Then this is a double free, reported here, naming the block. A block sent already
+ * is the owner's to find: it takes each block of its inbox once, and a block reached twice
+ * there is reported then (page.c). A block the owner has taken back onto its page's lists is
+ * the owner's to find too (its malloc checks nothing, its next free of it does). The seek
+ * through other heaps costs only a free that looks free (a double free, or one in 2^14 of
+ * the first words a program leaves: axi_looks_free). */
+static void check_freed(const ax_heap_t *heap, const ax_heap_t *owner, ax_page_t *page,
+                        const ax_block_t *b) {
+  const ax_remote_slot_t *s = &heap->rb.slot[slot_of(owner)];
+  if (owner && s->owner == owner && batch_has(s->head, s->n, b))
+    axi_double_free("free", b);
   if (axi_list_has(page, axi_tf_list(ax_atomic_load_acquire(&page->thread_free)), b))
     axi_double_free("free", b);
-  if (axi_mte) /* (blocks of other threads' chains may be live again, tagged: an untagged read */
-    return;    /* of one would trap) */
-  seek_t k = {page, b, false};
+  if (axi_mte) /* (blocks of other threads' batches may be live again, tagged: an untagged */
+    return;    /* read of one would trap) */
+  seek_t k = {owner, page, b, false};
   axi_heap_foreach(seek_in, &k);
   if (k.found)
     axi_double_free("free", b);
 }
 
-/* b joins s's open chain, which it fills up to its limit. */
-static inline void chain_append(ax_heap_t *heap, ax_remote_slot_t *s, ax_block_t *b) {
-  axi_set_link(s->page, b, s->head);
-  s->head = b;
-  if (ax_unlikely(++s->n >= s->limit))
-    return slot_publish(heap, s);
+static void age(ax_heap_t *heap);
+
+/* A batch that fills ages the others: a thread that only frees (a consumer, a collector)
+ * bounds the wait of its other batches too. */
+static AX_NOINLINE void slot_full(ax_heap_t *heap, ax_remote_slot_t *s) {
+  slot_publish(heap, s);
+  age(heap);
 }
 
-/* A thread that never allocated has no heap to keep chains in: its first frees go one by
- * one; one that keeps freeing (a consumer, a collector) gets a heap for its chains. */
+/* b, of page, joins s's open batch, which it fills up to its limits. */
+static inline void batch_append(ax_heap_t *heap, ax_remote_slot_t *s, ax_block_t *b,
+                                const ax_page_t *page) {
+  axi_set_transit(page, b, (uintptr_t)s->head);
+  s->head = b;
+  s->bytes += page->block_size;
+  if (ax_unlikely(++s->n >= AX_RB_BATCH || s->bytes >= AX_RB_BYTES))
+    return slot_full(heap, s);
+}
+
+/* A thread that never allocated has no heap to keep batches in: its first frees go one by
+ * one; one that keeps freeing (a consumer, a collector) gets a heap for its batches. */
 static __thread uint32_t heapless_frees __attribute__((tls_model("initial-exec")));
 
 static ax_heap_t *heap_for_chains(void) {
   if (++heapless_frees < AX_RB_HEAPLESS || axi_thread_exited)
-    return NULL; /* (a thread in its last TSD destructors keeps no chains: pool.c) */
+    return NULL; /* (a thread in its last TSD destructors keeps no batches: pool.c) */
   ax_heap_t *heap = axi_heap_start(); /* (process init is done: a block was allocated) */
   if (heap)
     axi_heap_bind(heap);
   return heap;
 }
 
-/* Everything but an append to the chain of the last slot used: find p's slot; open a chain
- * there when the slot names the page already (its second free), else name the page in it,
- * publishing what the slot held, and publish b alone. A name may outlive its page (names
- * are only compared): a chain's limit is set when it opens. */
+/* Everything but an append to the batch of the last slot used: find the owner's slot; open a
+ * batch there when the slot names the owner already (its second free), else name the owner
+ * in it, sending what the slot held, and send b alone. A name may outlive its heap's thread
+ * (names are only compared; heaps are never unmapped: pool.c). */
 static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
   ax_heap_t *heap = axi_tls_heap;
-  unsigned i = slot_of(page);
+  ax_heap_t *owner = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
+  if (owner && seg->cookie != ((uintptr_t)seg ^ axi_cookie_key))
+    axi_corrupted(seg); /* (an overflow must not make a CAS on any address it likes) */
   if (axi_looks_free(page, b))
-    check_freed(&heap->rb.slot[i], page, b);
+    check_freed(heap, owner, page, b);
   if (heap == &axi_heap_empty && !(heap = heap_for_chains()))
     return axi_remote_push(page, seg, 1, b, b);
+  unsigned i = slot_of(owner);
   ax_remote_slot_t *s = &heap->rb.slot[i];
-  if (s->page == page && s->n) { /* a chain, not the last used, or b looked free */
+  if (owner && s->owner == owner && s->n) { /* a batch, not the last used, or b looked free */
     heap->rb.last = i;
-    return chain_append(heap, s, b);
+    return batch_append(heap, s, b, page);
   }
-  uint32_t fit = (uint32_t)(AX_RB_BYTES / page->block_size);
-  if (s->page == page && fit >= 2 && !axi_thread_exited) {
-    /* (bigger blocks: little to gain, much to hold; a thread in its last TSD destructors
-     * may not be called again to publish them: pool.c) */
-    s->limit = fit < AX_RB_CHAIN ? fit : AX_RB_CHAIN;
-    axi_set_link(page, b, NULL); /* the tail looks free too, to a second free of it */
+  if (owner && s->owner == owner && !axi_thread_exited) {
+    /* (a thread in its last TSD destructors may not be called again to send: pool.c) */
+    axi_set_transit(page, b, 0); /* the tail looks free too, to a second free of it */
     s->head = s->tail = b;
     s->n = 1;
+    s->bytes = page->block_size;
     heap->rb.open |= (uint64_t)1 << i;
     heap->rb.last = i;
+    if (s->bytes >= AX_RB_BYTES)
+      slot_publish(heap, s);
     return;
   }
-  if (s->n)
-    slot_publish(heap, s);
-  s->page = page;
   heap->stats.remote_frees++;
   heap->stats.remote_publishes++;
-  axi_remote_push(page, seg, 1, b, b);
+  if (!owner) /* abandoned: the thread that reclaims the segment takes thread_free */
+    return axi_remote_push(page, seg, 1, b, b);
+  if (s->n)
+    slot_publish(heap, s);
+  s->owner = owner;
+  axi_set_transit(page, b, 0);
+  heap->stats.remote_publishes += send(owner, b, b) - 1;
 }
 
-/* The common case, without a call: b joins the open chain of the slot used last, which
- * holds blocks of its page (a consumer frees runs of blocks its producer carved in a row).
- * The empty heap's slots name no page, so a thread without a heap always falls through. */
+/* The common case, without a call: b joins the open batch of the slot used last, which
+ * goes to its owner (a consumer frees the blocks of one producer, a server's thread those
+ * of the other). The empty heap's slots name no heap, so a thread without one always falls
+ * through; so does a block of an abandoned segment (no heap). */
 void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
   ax_heap_t *heap = axi_tls_heap;
+  ax_heap_t *owner = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
   ax_remote_slot_t *s = &heap->rb.slot[heap->rb.last];
-  if (ax_unlikely(s->page != page || s->n == 0 || axi_looks_free(page, b)))
+  if (ax_unlikely(s->owner != owner || s->n == 0 || axi_looks_free(page, b)))
     return free_slow(b, page, seg);
-  chain_append(heap, s, b);
+  batch_append(heap, s, b, page);
 }
 
-/* Publish every open chain (trim, refused mapping, exit); forget: and the pages the slots
- * name (trim: the next free into any page goes alone). pre: heap is the calling thread's. */
+/* Send every open batch (trim, refused mapping, exit); forget: and the owners the slots
+ * name (trim: the next free to any owner goes alone). pre: heap is the calling thread's. */
 void axi_remote_flush(ax_heap_t *heap, bool forget) {
   for (uint64_t m = heap->rb.open; m; m &= m - 1)
     slot_publish(heap, &heap->rb.slot[__builtin_ctzll(m)]);
   for (unsigned i = 0; forget && i < AX_RB_SLOTS; i++)
-    heap->rb.slot[i].page = NULL;
+    heap->rb.slot[i].owner = NULL;
 }
 
-/* A fork child's handler, for a heap whose thread does not exist in the child: publish every
- * chain still open (n != 0: slot_publish closes a slot first), counted again from its head
- * to its tail, since the thread may have stopped between linking a block (chain_append) and
- * counting it. A chain whose links do not lead to its tail within its page is left (lost to
- * the child, never published wrong). */
+/* A fork child's handler, for a heap whose thread does not exist in the child: send every
+ * batch still open (n != 0: slot_publish closes a slot first), counted again from its head to
+ * its tail, since the thread may have stopped between linking a block (batch_append) and
+ * counting it; a batch whose links do not lead to its tail is left (lost to the child, never
+ * published wrong). Then the heap's inbox is closed, and what it held goes to the blocks'
+ * pages (the segments are abandoned next: their reclaimers take it). pre: the child is
+ * alone. */
 void axi_remote_orphan(ax_heap_t *heap) {
   for (unsigned i = 0; i < AX_RB_SLOTS; i++) {
     ax_remote_slot_t *s = &heap->rb.slot[i];
-    if (!s->n)
+    if (!s->n || !s->owner)
       continue;
-    ax_page_t *page = s->page;
     ax_block_t *b = s->head;
     uint32_t n = 1;
-    for (; b != s->tail && n <= AX_RB_CHAIN; n++) {
-      b = axi_link(page, b);
-      if ((uintptr_t)b - page->area >= axi_page_carved(page))
+    while (b != s->tail && n <= AX_RB_BATCH) {
+      ax_page_t *page = transit_page(b);
+      uintptr_t link = page ? axi_transit(page, b) : 0;
+      if (!(link & AX_TRANSIT))
         break;
+      b = (ax_block_t *)(link & ~AX_TRANSIT);
+      n++;
     }
-    if (b == s->tail)
-      axi_remote_push(page, axi_segment_of(page), n, s->head, s->tail);
+    if (b == s->tail && transit_page(b))
+      heap->stats.remote_publishes += send(s->owner, s->head, s->tail);
     s->n = 0;
   }
   heap->rb.open = heap->rb.older = 0;
+  uintptr_t in = ax_atomic_xchg_acq_rel(&heap->inbox, AX_INBOX_CLOSED);
+  if (in != AX_INBOX_CLOSED)
+    axi_remote_scatter((ax_block_t *)in);
 }
 
-/* The thread's malloc refill: publish the chains that were open at its previous refill
- * already, so that no chain waits longer than two refills of a thread that allocates, and
- * one that a thread keeps adding to across a refill is not cut short. */
-void axi_remote_age(ax_heap_t *heap) {
+/* Send the batches that were open at the previous ageing already, so that no batch waits
+ * longer than two, and one that a thread keeps adding to across one is not cut short. */
+static void age(ax_heap_t *heap) {
   for (uint64_t m = heap->rb.older & heap->rb.open; m; m &= m - 1)
     slot_publish(heap, &heap->rb.slot[__builtin_ctzll(m)]);
   heap->rb.older = heap->rb.open;
+  heap->rb.ticks = 0;
+}
+
+/* The thread's malloc slow path, while a batch is open: every AX_RB_AGE_TICKS-th ages. (Each
+ * one aged at first: a thread that allocates mid-size blocks, which all take the slow path,
+ * or many classes, cut its batches to 15 blocks on the scattered Larson pattern.) */
+void axi_remote_age(ax_heap_t *heap) {
+  if (++heap->rb.ticks >= AX_RB_AGE_TICKS)
+    age(heap);
 }

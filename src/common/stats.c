@@ -12,6 +12,7 @@ static void add_heap(ax_heap_t *heap, void *arg) {
   out->huge_allocs += ax_peek(&heap->stats.huge_allocs);
   out->remote_frees += ax_peek(&heap->stats.remote_frees);
   out->remote_publishes += ax_peek(&heap->stats.remote_publishes);
+  out->remote_drains += ax_peek(&heap->stats.remote_drains);
 }
 
 static void add_own(ax_heap_t *heap, ax_page_t *page) {
@@ -52,6 +53,7 @@ void ax_stats_get(ax_stats_t *out) {
   out->huge_allocs = G(huge_allocs);
   out->remote_frees = G(remote_frees);
   out->remote_publishes = G(remote_publishes);
+  out->remote_drains = G(remote_drains);
   for (unsigned c = 0; c < AX_CLASSES; c++)
     out->class_mallocs[c] = G(class_mallocs[c]);
 #undef G
@@ -92,8 +94,9 @@ void ax_stats_print(void) {
             (unsigned long long)s.os_madvise_calls, (unsigned long long)s.os_mremap_calls,
             (unsigned long long)s.segments_live, (unsigned long long)s.segments_abandoned,
             (unsigned long long)s.segments_reclaimed, (unsigned long long)s.heaps_live);
-  axi_write("  remote frees       %llu (CASes %llu)\n", (unsigned long long)s.remote_frees,
-            (unsigned long long)s.remote_publishes);
+  axi_write("  remote frees       %llu (CASes %llu, inboxes taken %llu)\n",
+            (unsigned long long)s.remote_frees, (unsigned long long)s.remote_publishes,
+            (unsigned long long)s.remote_drains);
   axi_write("  class  block size      mallocs   live (this thread)\n");
   for (unsigned c = 1; c < AX_CLASSES; c++)
     if (s.class_mallocs[c] || s.class_live[c])

@@ -228,6 +228,7 @@ typedef struct ax_heap_stats {
   uint64_t class_mallocs[AX_CLASSES];
   uint64_t huge_allocs;
   uint64_t remote_frees, remote_publishes; /* blocks freed into other threads' pages; CASes */
+  uint64_t remote_drains;                  /* exchanges that took this heap's inbox */
 } ax_heap_stats_t;
 
 /* The heap's cache of freed mid-size blocks (cache.c): a stack per class of AX_CACHE_FIRST
@@ -255,24 +256,33 @@ static inline bool axi_class_cached(unsigned c) { return c - AX_CACHE_FIRST < AX
  * 256 B apart or more, so (n - 1) >> 8 names one (cache.c; t_cache checks every size). */
 AXI_HIDDEN extern const uint8_t axi_cache_class[AX_CACHE_MAX >> 8];
 
-/* A thread's chains of blocks it freed into other threads' pages, one per slot, each
- * published with one CAS (remote.c). */
-#define AX_RB_SLOTS_LOG2 6
+/* A thread's batches of blocks it freed into other threads' pages, one per owning heap, each
+ * sent to its owner's inbox with one CAS (remote.c). A bucket is published when it holds
+ * AX_RB_BATCH blocks or AX_RB_BYTES bytes: a thread holds at most AX_RB_SLOTS * AX_RB_BYTES
+ * (1 MiB) of blocks freed and not yet sent. */
+#define AX_RB_SLOTS_LOG2 5
 #define AX_RB_SLOTS (1u << AX_RB_SLOTS_LOG2) /* at most 64: one bit each in a word */
-#define AX_RB_CHAIN 64u                      /* blocks in a chain at most */
-#define AX_RB_BYTES ((size_t)16 << 10)       /* and bytes: 1 MiB held at most */
+#define AX_RB_BATCH 64u                      /* blocks in a batch at most */
+#define AX_RB_BYTES ((size_t)32 << 10)       /* and bytes (the block that passes them sends) */
 #define AX_RB_HEAPLESS 64u /* remote frees before a thread without heap gets one */
+#define AX_RB_AGE_TICKS 64u /* malloc slow paths between two ageings (remote.c) */
 typedef struct ax_remote_slot {
-  ax_page_t *page;         /* the page of the chain, or of the last free here (compared) */
-  ax_block_t *head, *tail; /* the chain, linked with page's key; valid while n > 0 */
-  uint32_t n, limit;       /* blocks in it; published when n reaches limit */
+  struct ax_heap *owner;   /* the heap of the batch, or of the last free here (compared) */
+  ax_block_t *head, *tail; /* the batch, in transit (axi_set_transit); valid while n > 0 */
+  uint32_t n, bytes;       /* blocks in it and their bytes */
 } ax_remote_slot_t;
 typedef struct ax_remote_batch {
-  uint64_t open;  /* bit i: slot i has a chain (n > 0) */
-  uint64_t older; /* open chains that waited through a malloc refill already */
+  uint64_t open;  /* bit i: slot i has a batch (n > 0) */
+  uint64_t older; /* open batches that waited through an ageing already (remote.c) */
   uint32_t last;  /* the slot a remote free used last */
+  uint32_t ticks; /* malloc slow paths since the last ageing (remote.c) */
   ax_remote_slot_t slot[AX_RB_SLOTS];
 } ax_remote_batch_t;
+
+/* A heap's inbox (heap->inbox): the blocks other threads sent it, a list in transit, or
+ * AX_INBOX_CLOSED while no thread can take them (exited, a ghost: pool.c), when senders give
+ * each block to its page's thread_free instead. */
+#define AX_INBOX_CLOSED ((uintptr_t)1)
 
 /* A heap's share of the sampling heap profiler (prof.c). Each class samples on its own: the
  * allocations before its next sampled one are floor(X / block size), X exponential with the
@@ -316,6 +326,10 @@ typedef struct ax_heap {
    * may add to a heap that its owner left and a new thread is taking over (init does not
    * memset these). */
   ax_atomic_word full_pending; /* remote frees into full pages since the last revisit */
+  /* blocks other threads sent (remote.c), taken with one exchange (page.c): on a line of its
+   * own, which senders write and the owner reads on its slow paths */
+  ax_atomic_word inbox __attribute__((aligned(64)));
+  char inbox_pad[64 - sizeof(ax_atomic_word)];
   int active;                  /* axi_heap_foreach skips heaps not in use */
   struct ax_heap *all_next;    /* every heap ever made, newest first (heap.c) */
   /* The heap profiler's last walks (prof_unwind.c), mapped at the heap's first; kept when a
@@ -352,7 +366,7 @@ typedef struct ax_global_stats {
   ax_atomic_word segments_live, segments_abandoned, segments_reclaimed;
   ax_atomic_word huge_cache_hits, heaps_live;
   ax_atomic_word huge_allocs;
-  ax_atomic_word remote_frees, remote_publishes;
+  ax_atomic_word remote_frees, remote_publishes, remote_drains;
   ax_atomic_word class_mallocs[AX_CLASSES];
 } ax_global_stats_t;
 

@@ -9,8 +9,9 @@
  *     (abandoned, cached), and counts its pages in use right; every page in use has an owner
  *     word of its heap's thread id (0 for none) and lists (free, local_free, thread_free) of
  *     blocks it has carved, no block twice, thread_free as long as its word says;
- *   - every block a heap holds outside its page (its cache, the block aside, its open chains)
- *     is a carved block of a page in use, on none of its page's lists, held once;
+ *   - every block a heap holds outside its page (its cache, the block aside, its open batches
+ *     of remote frees, its inbox) is a carved block of a page in use, on none of its page's
+ *     lists, held once;
  *   - a page's count: used - pinned == capacity - |free| - |local_free|.
  * A problem is printed as `axmalloc: validate: ...`; ax_test_validate returns how many.
  */
@@ -62,16 +63,40 @@ static void hold(uintptr_t b) {
     BAD("more held blocks than counted");
 }
 
+/* The next block of b, in transit (a batch, an inbox), or NULL at the end or at a bad link. */
+static const ax_block_t *transit_next(const ax_heap_t *heap, const ax_block_t *b, const char *what) {
+  const ax_page_t *page = axi_pagemap_get(b);
+  if (!page || axi_block_index(page, b) >= page->capacity) {
+    BAD("heap %p: %s holds %p, not a carved block", (void *)heap, what, (const void *)b);
+    return NULL;
+  }
+  uintptr_t link = axi_transit(page, b);
+  if (!(link & AX_TRANSIT)) {
+    BAD("heap %p: %s holds %p, whose link is not in transit", (void *)heap, what, (const void *)b);
+    return NULL;
+  }
+  return (const ax_block_t *)(link & ~AX_TRANSIT);
+}
+
+#define MAX_INBOX ((size_t)1 << 24)
+
+static const ax_block_t *inbox_of(const ax_heap_t *heap) {
+  uintptr_t in = ax_atomic_load_relaxed(&heap->inbox);
+  return in == AX_INBOX_CLOSED ? NULL : (const ax_block_t *)in;
+}
+
 static size_t held_bound(const ax_heap_t *heap) {
   size_t n = 2;
   for (unsigned i = 0; i < AX_CACHE_N; i++)
     n += heap->cache.n[i];
   for (unsigned i = 0; i < AX_RB_SLOTS; i++)
     n += heap->rb.slot[i].n;
+  for (const ax_block_t *b = inbox_of(heap); b && n < MAX_INBOX; b = transit_next(heap, b, "its inbox"))
+    n++;
   return n;
 }
 
-/* The blocks of heap's cache, aside and open chains, each checked to be where it says. */
+/* The blocks of heap's cache, aside, open batches and inbox, each checked to be where it says. */
 static void collect_held(const ax_heap_t *heap) {
   if (heap->cache.last_cls) {
     if (!axi_class_cached(heap->cache.last_cls))
@@ -90,23 +115,26 @@ static void collect_held(const ax_heap_t *heap) {
   for (unsigned i = 0; i < AX_RB_SLOTS; i++) {
     const ax_remote_slot_t *s = &heap->rb.slot[i];
     bool open = (heap->rb.open >> i) & 1;
-    if (open != (s->n != 0)) {
-      BAD("heap %p: remote slot %d has %d blocks, open bit %d", (void *)heap, (int)i, (int)s->n,
-          (int)open);
+    if (open != (s->n != 0) || (open && !s->owner)) {
+      BAD("heap %p: remote slot %d has %d blocks, open bit %d, owner %p", (void *)heap, (int)i,
+          (int)s->n, (int)open, (void *)s->owner);
       continue;
     }
     const ax_block_t *b = s->head;
-    for (uint32_t k = 0; k < s->n; k++) {
+    for (uint32_t k = 0; k < s->n && b; k++) {
       hold((uintptr_t)b);
       if (k + 1 == s->n) {
         if (b != s->tail)
-          BAD("heap %p: chain %d does not end at its tail %p", (void *)heap, (int)i,
+          BAD("heap %p: batch %d does not end at its tail %p", (void *)heap, (int)i,
               (const void *)s->tail);
         break;
       }
-      b = axi_link(s->page, b);
+      b = transit_next(heap, b, "a batch");
     }
   }
+  size_t n = 0;
+  for (const ax_block_t *b = inbox_of(heap); b && n < MAX_INBOX; b = transit_next(heap, b, "its inbox"), n++)
+    hold((uintptr_t)b);
 }
 
 static void sort_held(void) { /* Shell sort: no libc call that may allocate */
@@ -289,7 +317,7 @@ static void check_empty_heap(void) {
   if (cached || e->prof.aside)
     BAD("the empty heap holds cached blocks (a thread without a heap freed as an owner)");
   if (e->rb.open)
-    BAD("the empty heap holds chains of remote frees");
+    BAD("the empty heap holds batches of remote frees");
   if (e->full.first || e->full_count)
     BAD("the empty heap has full pages");
   for (unsigned c = 0; c < AX_CLASSES; c++)
