@@ -529,7 +529,7 @@ ax_block_t *axi_page_pop(ax_page_t *page) { return pop_from(page, &page->free); 
  * program freed since the last refill wait on local_free. Take them, without the general
  * search (a malloc+free loop of 1 KiB blocks refills every 4 pairs: 180 instructions per
  * refill through find_page, 20 here). A page with remote frees waiting takes the general
- * way, and so does one with every block back that spans more than 4 KiB in more than 8
+ * way, and so does a heap with blocks in its inbox (remote.c), and one with every block back that spans more than 4 KiB in more than 8
  * blocks: it restarts in address order (axi_page_collect). Within one carve (4 KiB), or
  * among a few big blocks, order costs nothing, and a malloc/free loop with one live block
  * finds its page empty at every refill (wl_oneblock: with every empty page re-carved, a
@@ -543,8 +543,9 @@ static bool local_usable(const ax_page_t *page) {
 static inline __attribute__((always_inline)) bool refill_from_local(ax_heap_t *heap,
                                                                     ax_page_t *page) {
   if (!local_usable(page) ||
-      (!axi_remote_frees_impossible() && ax_atomic_load_relaxed(&page->thread_free)))
-    return false;
+      (!axi_remote_frees_impossible() && (ax_atomic_load_relaxed(&page->thread_free) ||
+                                          ax_atomic_load_relaxed(&heap->inbox) > AX_INBOX_CLOSED)))
+    return false; /* (the general way takes them: find_page) */
   heap->stats.class_mallocs[page->cls] += page->refill; /* the whole list went out */
   ax_block_t *lf = page->local_free;                    /* (emptied first: see page_collect_all) */
   page->local_free = NULL;

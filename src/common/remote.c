@@ -103,6 +103,30 @@ static uint32_t send(ax_heap_t *owner, ax_block_t *head, ax_block_t *tail) {
   return 1;
 }
 
+/* A slot's key: the owning heap, or for a page of an abandoned segment (no heap) the page
+ * | 1, whose blocks are chained for its thread_free list, as whoever reclaims the segment
+ * collects it. */
+#define AX_TO_PAGE ((uintptr_t)1)
+static inline uintptr_t key_of(const ax_heap_t *owner, const ax_page_t *page) {
+  return owner ? (uintptr_t)owner : (uintptr_t)page | AX_TO_PAGE;
+}
+
+/* Send n blocks head .. tail to key: the owner's inbox, or the page's thread_free (its links
+ * rewritten out of transit first: its blocks are ours until the CAS). post: the CASes. */
+static uint32_t send_to(uintptr_t key, uint32_t n, ax_block_t *head, ax_block_t *tail) {
+  if (!(key & AX_TO_PAGE))
+    return send((ax_heap_t *)key, head, tail);
+  ax_page_t *page = (ax_page_t *)(key & ~AX_TO_PAGE);
+  ax_block_t *x = head;
+  for (uint32_t i = 1; i < n; i++) {
+    ax_block_t *next = (ax_block_t *)(axi_transit(page, x) & ~AX_TRANSIT);
+    axi_set_link(page, x, next);
+    x = next;
+  }
+  axi_remote_push(page, axi_segment_of(page), n, head, tail);
+  return 1;
+}
+
 /* The slot is closed before the CAS: a fork child publishes again what a thread that does
  * not exist there left open (axi_remote_orphan), and a batch caught between the two is lost
  * to it, not published twice. */
@@ -114,13 +138,13 @@ static AX_NOINLINE void slot_publish(ax_heap_t *heap, ax_remote_slot_t *s) {
   heap->rb.open &= ~bit;
   heap->rb.older &= ~bit;
   ax_compiler_fence(); /* (closed in program order, before the CAS) */
-  heap->stats.remote_publishes += send(s->owner, s->head, s->tail);
+  heap->stats.remote_publishes += send_to(s->to, n, s->head, s->tail);
   heap->stats.remote_frees += n;
 }
 
-/* The slot of an owner: heaps are 64 B or more apart. */
-static inline unsigned slot_of(const ax_heap_t *owner) {
-  uintptr_t h = ((uintptr_t)owner >> 6) * (uintptr_t)0x9e3779b97f4a7c15u;
+/* The slot of a key: heaps are 64 B or more apart, and so are pages. */
+static inline unsigned slot_of(uintptr_t key) {
+  uintptr_t h = (key >> 6) * (uintptr_t)0x9e3779b97f4a7c15u;
   return (unsigned)(h >> (64 - AX_RB_SLOTS_LOG2));
 }
 
@@ -144,9 +168,9 @@ static bool batch_has(const ax_block_t *head, uint32_t n, const ax_block_t *b) {
 }
 
 /* A block that looks free, sought where other threads hold freed blocks: their batches to
- * its owner, the blocks they keep aside, their caches of its class. */
+ * its owner (or page), the blocks they keep aside, their caches of its class. */
 typedef struct seek {
-  const ax_heap_t *owner;
+  uintptr_t key;
   const ax_page_t *page;
   const ax_block_t *b;
   bool found;
@@ -158,8 +182,8 @@ typedef struct seek {
  * the filter (2^-14) freed in the instant its slot or batch is being emptied. */
 static void seek_in(ax_heap_t *heap, void *arg) {
   seek_t *k = arg;
-  const ax_remote_slot_t *s = &heap->rb.slot[slot_of(k->owner)];
-  if (k->owner && ax_peek(&s->owner) == k->owner) {
+  const ax_remote_slot_t *s = &heap->rb.slot[slot_of(k->key)];
+  if (ax_peek(&s->to) == k->key) {
     uint32_t n = ax_peek(&s->n);
     k->found |= batch_has(ax_peek_acquire(&s->head), n, k->b);
   }
@@ -174,16 +198,16 @@ static void seek_in(ax_heap_t *heap, void *arg) {
  * the owner's to find too (its malloc checks nothing, its next free of it does). The seek
  * through other heaps costs only a free that looks free (a double free, or one in 2^14 of
  * the first words a program leaves: axi_looks_free). */
-static void check_freed(const ax_heap_t *heap, const ax_heap_t *owner, ax_page_t *page,
+static void check_freed(const ax_heap_t *heap, uintptr_t key, ax_page_t *page,
                         const ax_block_t *b) {
-  const ax_remote_slot_t *s = &heap->rb.slot[slot_of(owner)];
-  if (owner && s->owner == owner && batch_has(s->head, s->n, b))
+  const ax_remote_slot_t *s = &heap->rb.slot[slot_of(key)];
+  if (s->to == key && batch_has(s->head, s->n, b))
     axi_double_free("free", b);
   if (axi_list_has(page, axi_tf_list(ax_atomic_load_acquire(&page->thread_free)), b))
     axi_double_free("free", b);
   if (axi_mte) /* (blocks of other threads' batches may be live again, tagged: an untagged */
     return;    /* read of one would trap) */
-  seek_t k = {owner, page, b, false};
+  seek_t k = {key, page, b, false};
   axi_heap_foreach(seek_in, &k);
   if (k.found)
     axi_double_free("free", b);
@@ -221,28 +245,29 @@ static ax_heap_t *heap_for_chains(void) {
   return heap;
 }
 
-/* Everything but an append to the batch of the last slot used: find the owner's slot; open a
- * batch there when the slot names the owner already (its second free), else name the owner
- * in it, sending what the slot held, and send b alone. A name may outlive its heap's thread
- * (names are only compared; heaps are never unmapped: pool.c). */
+/* Everything but an append to the batch of the last slot used: find the key's slot; open a
+ * batch there when the slot names the key already (its second free), else name the key in
+ * it, sending what the slot held, and send b alone. A name may outlive its heap's thread or
+ * its page (names are only compared; heaps are never unmapped: pool.c). */
 static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
   ax_heap_t *heap = axi_tls_heap;
   ax_heap_t *owner = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
   if (owner && seg->cookie != ((uintptr_t)seg ^ axi_cookie_key))
     axi_corrupted(seg); /* (an overflow must not make a CAS on any address it likes) */
+  uintptr_t key = key_of(owner, page);
   if (axi_looks_free(page, b))
-    check_freed(heap, owner, page, b);
+    check_freed(heap, key, page, b);
   if (heap == &axi_heap_empty && !(heap = heap_for_chains()))
     return axi_remote_push(page, seg, 1, b, b);
-  unsigned i = slot_of(owner);
+  unsigned i = slot_of(key);
   ax_remote_slot_t *s = &heap->rb.slot[i];
-  if (owner && s->owner == owner && s->n) { /* a batch, not the last used, or b looked free */
+  if (s->to == key && s->n) { /* a batch, not the last used, or b looked free */
     heap->rb.last = i;
     return batch_append(heap, s, b, page);
   }
-  if (owner && s->owner == owner && !axi_thread_exited) {
+  axi_set_transit(page, b, 0); /* the tail looks free too, to a second free of it */
+  if (s->to == key && !axi_thread_exited) {
     /* (a thread in its last TSD destructors may not be called again to send: pool.c) */
-    axi_set_transit(page, b, 0); /* the tail looks free too, to a second free of it */
     s->head = s->tail = b;
     s->n = 1;
     s->bytes = page->block_size;
@@ -252,37 +277,33 @@ static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *
       slot_publish(heap, s);
     return;
   }
-  heap->stats.remote_frees++;
-  heap->stats.remote_publishes++;
-  if (!owner) /* abandoned: the thread that reclaims the segment takes thread_free */
-    return axi_remote_push(page, seg, 1, b, b);
   if (s->n)
     slot_publish(heap, s);
-  s->owner = owner;
-  axi_set_transit(page, b, 0);
-  heap->stats.remote_publishes += send(owner, b, b) - 1;
+  s->to = key;
+  heap->stats.remote_frees++;
+  heap->stats.remote_publishes += send_to(key, 1, b, b);
 }
 
 /* The common case, without a call: b joins the open batch of the slot used last, which
  * goes to its owner (a consumer frees the blocks of one producer, a server's thread those
- * of the other). The empty heap's slots name no heap, so a thread without one always falls
- * through; so does a block of an abandoned segment (no heap). */
+ * of the other). The empty heap's slots name nothing, so a thread without a heap always
+ * falls through. */
 void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
   ax_heap_t *heap = axi_tls_heap;
   ax_heap_t *owner = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
   ax_remote_slot_t *s = &heap->rb.slot[heap->rb.last];
-  if (ax_unlikely(s->owner != owner || s->n == 0 || axi_looks_free(page, b)))
+  if (ax_unlikely(s->to != key_of(owner, page) || s->n == 0 || axi_looks_free(page, b)))
     return free_slow(b, page, seg);
   batch_append(heap, s, b, page);
 }
 
-/* Send every open batch (trim, refused mapping, exit); forget: and the owners the slots
+/* Send every open batch (trim, refused mapping, exit); forget: and the keys the slots
  * name (trim: the next free to any owner goes alone). pre: heap is the calling thread's. */
 void axi_remote_flush(ax_heap_t *heap, bool forget) {
   for (uint64_t m = heap->rb.open; m; m &= m - 1)
     slot_publish(heap, &heap->rb.slot[__builtin_ctzll(m)]);
   for (unsigned i = 0; forget && i < AX_RB_SLOTS; i++)
-    heap->rb.slot[i].owner = NULL;
+    heap->rb.slot[i].to = 0;
 }
 
 /* A fork child's handler, for a heap whose thread does not exist in the child: send every
@@ -295,7 +316,7 @@ void axi_remote_flush(ax_heap_t *heap, bool forget) {
 void axi_remote_orphan(ax_heap_t *heap) {
   for (unsigned i = 0; i < AX_RB_SLOTS; i++) {
     ax_remote_slot_t *s = &heap->rb.slot[i];
-    if (!s->n || !s->owner)
+    if (!s->n || !s->to)
       continue;
     ax_block_t *b = s->head;
     uint32_t n = 1;
@@ -308,7 +329,7 @@ void axi_remote_orphan(ax_heap_t *heap) {
       n++;
     }
     if (b == s->tail && transit_page(b))
-      heap->stats.remote_publishes += send(s->owner, s->head, s->tail);
+      heap->stats.remote_publishes += send_to(s->to, n, s->head, s->tail);
     s->n = 0;
   }
   heap->rb.open = heap->rb.older = 0;

@@ -267,7 +267,7 @@ AXI_HIDDEN extern const uint8_t axi_cache_class[AX_CACHE_MAX >> 8];
 #define AX_RB_HEAPLESS 64u /* remote frees before a thread without heap gets one */
 #define AX_RB_AGE_TICKS 64u /* malloc slow paths between two ageings (remote.c) */
 typedef struct ax_remote_slot {
-  struct ax_heap *owner;   /* the heap of the batch, or of the last free here (compared) */
+  uintptr_t to; /* the owning heap of the batch, or page | 1 (remote.c); or of the last free */
   ax_block_t *head, *tail; /* the batch, in transit (axi_set_transit); valid while n > 0 */
   uint32_t n, bytes;       /* blocks in it and their bytes */
 } ax_remote_slot_t;

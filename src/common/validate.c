@@ -115,9 +115,9 @@ static void collect_held(const ax_heap_t *heap) {
   for (unsigned i = 0; i < AX_RB_SLOTS; i++) {
     const ax_remote_slot_t *s = &heap->rb.slot[i];
     bool open = (heap->rb.open >> i) & 1;
-    if (open != (s->n != 0) || (open && !s->owner)) {
-      BAD("heap %p: remote slot %d has %d blocks, open bit %d, owner %p", (void *)heap, (int)i,
-          (int)s->n, (int)open, (void *)s->owner);
+    if (open != (s->n != 0) || (open && !s->to)) {
+      BAD("heap %p: remote slot %d has %d blocks, open bit %d, key %p", (void *)heap, (int)i,
+          (int)s->n, (int)open, (void *)s->to);
       continue;
     }
     const ax_block_t *b = s->head;
