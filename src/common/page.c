@@ -444,6 +444,8 @@ static ax_page_t *queue_find(ax_heap_t *heap, unsigned c) {
   return NULL;
 }
 
+static void drain_list(ax_heap_t *heap, ax_block_t *list, bool queued); /* (below) */
+
 /* Take over one abandoned segment (segment.c): its pages with free blocks join heap's
  * queues, its empty pages are retired. post: true when a segment was taken (the caller
  * should look at its queues again). */
@@ -451,13 +453,23 @@ bool axi_page_reclaim(ax_heap_t *heap) {
   ax_segment_t *seg = axi_segment_adopt(heap);
   if (!seg)
     return false;
+  for (unsigned i = 0; i < seg->npages; i++)
+    if (seg->pages[i].in_use)
+      ax_atomic_store_relaxed(&seg->pages[i].xowner, owner_word(heap, &seg->pages[i]));
+  /* what other threads sent the segment while it was abandoned (remote.c); closed, so that
+   * what they send now goes to our inbox, or alone onto thread_free (a sender that read no
+   * heap before adopt set ours) */
+  uintptr_t in = ax_atomic_xchg_acq_rel(&seg->inbox, AX_INBOX_CLOSED);
+  if (in != 0 && in != AX_INBOX_CLOSED) {
+    heap->stats.remote_drains++;
+    drain_list(heap, (ax_block_t *)in, false);
+  }
   unsigned live = seg->used_pages;
   for (unsigned i = 0; i < seg->npages && live; i++) {
     ax_page_t *page = &seg->pages[i];
     if (!page->in_use)
       continue;
     live--;
-    ax_atomic_store_relaxed(&page->xowner, owner_word(heap, page));
     ax_atomic_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
     axi_page_collect(heap, page);
     if (page->used == 0) {
@@ -796,30 +808,42 @@ static AX_NOINLINE void drain_bad(const ax_page_t *page, const ax_block_t *b) {
   axi_corrupted_list(page, b);
 }
 
-/* b, sent by another thread, goes back to its page as a local free would put it (the heap's
- * cache is left out: the block is cold). A page that is not ours (its segment was abandoned,
- * or reclaimed by another heap after the sender read its owner) gets b on its thread_free. */
-static inline void drain_block(ax_heap_t *heap, ax_page_t *page, ax_block_t *b) {
-  uintptr_t owner = ax_atomic_load_relaxed(&page->xowner);
-  if (ax_unlikely((owner & ~AX_OWNER_FLAGS) != heap->tid)) {
-    heap->stats.remote_publishes++;
-    return axi_remote_push(page, axi_segment_of(page), 1, b, b);
+/* Give each block of list, in transit (remote.c), back to its page as a local free would put
+ * it (the heap's cache is left out: the block is cold), with plain stores. Each block is
+ * checked to be a carved block of a page before its link is read, and its link to be in
+ * transit (each block is rewritten as it is taken, so one reached twice is a double free). A
+ * block of a page that is not ours (its segment was abandoned, or reclaimed by another heap
+ * after the sender read its owner) goes on that page's thread_free. queued: the pages are in
+ * heap's queues (not: a segment being reclaimed, whose pages join them next). The walk reads
+ * each block's first word once, as the peers' collections do; the block then sits on
+ * local_free, in this thread's cache, for the malloc that takes it. */
+static void drain_list(ax_heap_t *heap, ax_block_t *list, bool queued) {
+  for (ax_block_t *b = list, *next; b; b = next) {
+    ax_page_t *page = axi_pagemap_get(b);
+    if (ax_unlikely(!page || axi_block_index(page, b) >= page->capacity))
+      drain_bad(NULL, b);
+    uintptr_t link = axi_transit(page, b);
+    if (ax_unlikely(!(link & AX_TRANSIT)))
+      drain_bad(page, b);
+    next = (ax_block_t *)(link & ~AX_TRANSIT);
+    uintptr_t owner = ax_atomic_load_relaxed(&page->xowner);
+    if (ax_unlikely((owner & ~AX_OWNER_FLAGS) != heap->tid)) {
+      heap->stats.remote_publishes++;
+      axi_remote_push(page, axi_segment_of(page), 1, b, b);
+      continue;
+    }
+    if (ax_unlikely(axi_page_live(page) == 0))
+      axi_corrupted_list(page, b);
+    axi_set_link(page, b, page->local_free);
+    page->local_free = b;
+    if ((--page->used == 0 || (owner & AX_OWNER_FULL)) && queued)
+      page_freed(heap, page);
   }
-  if (ax_unlikely(axi_page_live(page) == 0))
-    axi_corrupted_list(page, b);
-  axi_set_link(page, b, page->local_free);
-  page->local_free = b;
-  if (--page->used == 0 || (owner & AX_OWNER_FULL))
-    page_freed(heap, page);
 }
 
 /* Take heap's inbox with one exchange (close: and leave it closed, at thread exit) and give
- * each block back to its page with plain stores: no atomic per block. Each block is checked
- * to be a carved block of a page before its link is read, and its link to be in transit
- * (the block is rewritten as it is taken, so one reached twice is a double free). The walk
- * reads each block's first word once, as the peers' collections do; the block then sits on
- * local_free, in this thread's cache, for the malloc that takes it. pre: heap is the calling
- * thread's, or the child of a fork is alone. */
+ * its blocks back to their pages: no atomic per block. pre: heap is the calling thread's, or
+ * the child of a fork is alone. */
 void axi_page_drain(ax_heap_t *heap, bool close) {
   uintptr_t in;
   if (close)
@@ -831,16 +855,7 @@ void axi_page_drain(ax_heap_t *heap, bool close) {
   if (in == AX_INBOX_CLOSED || in == 0)
     return;
   heap->stats.remote_drains++;
-  for (ax_block_t *b = (ax_block_t *)in, *next; b; b = next) {
-    ax_page_t *page = axi_pagemap_get(b);
-    if (ax_unlikely(!page || axi_block_index(page, b) >= page->capacity))
-      drain_bad(NULL, b);
-    uintptr_t link = axi_transit(page, b);
-    if (ax_unlikely(!(link & AX_TRANSIT)))
-      drain_bad(page, b);
-    next = (ax_block_t *)(link & ~AX_TRANSIT);
-    drain_block(heap, page, b);
-  }
+  drain_list(heap, (ax_block_t *)in, true);
 }
 
 /* ---- heap-wide walks (heap.c: trim, refused mappings; lifecycle.c: thread exit) ---------- */

@@ -9,20 +9,21 @@
  *   O's slow path:     one exchange takes the inbox; each block goes back to its page with
  *                      plain stores (page.c, axi_page_drain)
  *
- * So a stream of remote frees to one owner costs one CAS per AX_RB_BATCH blocks or
- * AX_RB_BYTES bytes, scattered over its pages or not (Larson's servers, producers and
+ * So a stream of remote frees to one owner costs one CAS per batch (AX_RB_COST: 102 blocks of
+ * 64 B, 42 of 16..1024 B), scattered over its pages or not (Larson's servers, producers and
  * consumers, a collector), and a lone remote free, the first to an owner, costs one CAS as
- * before. A block whose segment names no heap (abandoned: its thread exited), or freed by a
- * thread without heap, goes alone onto its page's thread_free list (axi_remote_push), where
- * whoever reclaims the segment finds it; so does every block sent to a closed inbox.
+ * before. A block of an abandoned segment (its thread exited: no heap) is batched for the
+ * segment's own inbox, which the thread that reclaims the segment takes. A block sent to an
+ * inbox that closed meanwhile goes alone onto its page's thread_free list, as every block of a
+ * thread without heap does.
  *
  * Bounds: a batch is the freeing thread's alone until it is sent, and its blocks still count
  * as used in their pages, so no page or segment of them can go away meanwhile. A thread holds
- * at most AX_RB_SLOTS batches of AX_RB_BYTES (1 MiB). A batch waits at most until its slot is
+ * at most AX_RB_SLOTS batches of AX_RB_COST (1 MiB). A batch waits at most until its slot is
  * wanted for another owner, it fills, the thread's 2 * AX_RB_AGE_TICKS-th malloc slow path or
  * the second batch it fills after the batch opened (ageing, below), a trim, or the thread's
- * exit (axi_remote_flush). A thread that frees once and then never calls the allocator again holds
- * that block until it exits.
+ * exit (axi_remote_flush). A thread that frees once and then never calls the allocator again
+ * holds that block until it exits.
  */
 #include "internal.h"
 
@@ -84,46 +85,33 @@ uint32_t axi_remote_scatter(ax_block_t *list) {
   return n;
 }
 
-/* Send the batch head .. tail to owner's inbox: one CAS (or, closed, block by block onto
- * their pages). After the CAS the owner may take the blocks, empty their pages and unmap
- * their segments: nothing after it touches a block, a page or a segment (t_race_remote stops
- * a thread right there); the heap, which is never unmapped (pool.c), is all it wrote.
- * post: the CASes that took (heap->stats.remote_publishes). */
-static uint32_t send(ax_heap_t *owner, ax_block_t *head, ax_block_t *tail) {
+/* A slot's key: the owning heap, or for a block of an abandoned segment (no heap) the
+ * segment | 1: its own inbox, which the thread that reclaims it takes (page.c). */
+#define AX_TO_SEGMENT ((uintptr_t)1)
+static inline uintptr_t key_of(const ax_heap_t *owner, const ax_segment_t *seg) {
+  return owner ? (uintptr_t)owner : (uintptr_t)seg | AX_TO_SEGMENT;
+}
+
+/* Send the batch head .. tail to key's inbox: one CAS (or, closed, block by block onto their
+ * pages: the heap exited, the segment was reclaimed meanwhile). After the CAS the owner may
+ * take the blocks, empty their pages and unmap their segments: nothing after it touches a
+ * block, a page or a segment (t_race_remote stops a thread right there); the CAS itself is
+ * on a heap, which is never unmapped (pool.c), or on the segment the blocks still kept
+ * alive. post: the CASes that took (heap->stats.remote_publishes). */
+static uint32_t send_to(uintptr_t key, ax_block_t *head, ax_block_t *tail) {
+  ax_atomic_word *inbox = key & AX_TO_SEGMENT
+                              ? &((ax_segment_t *)(key & ~AX_TO_SEGMENT))->inbox
+                              : &((ax_heap_t *)key)->inbox;
   ax_page_t *tail_page = axi_page_of(axi_segment_of(tail), tail);
-  uintptr_t in = ax_atomic_load_relaxed(&owner->inbox);
+  uintptr_t in = ax_atomic_load_relaxed(inbox);
   do {
     if (in == AX_INBOX_CLOSED) {
       axi_set_transit(tail_page, tail, 0);
       return axi_remote_scatter(head);
     }
     axi_set_transit(tail_page, tail, in);
-  } while (!ax_atomic_cas_release(&owner->inbox, &in, (uintptr_t)head));
+  } while (!ax_atomic_cas_release(inbox, &in, (uintptr_t)head));
   AX_HOOK(AX_HOOK_REMOTE_FREE_PUBLISHED, head);
-  return 1;
-}
-
-/* A slot's key: the owning heap, or for a page of an abandoned segment (no heap) the page
- * | 1, whose blocks are chained for its thread_free list, as whoever reclaims the segment
- * collects it. */
-#define AX_TO_PAGE ((uintptr_t)1)
-static inline uintptr_t key_of(const ax_heap_t *owner, const ax_page_t *page) {
-  return owner ? (uintptr_t)owner : (uintptr_t)page | AX_TO_PAGE;
-}
-
-/* Send n blocks head .. tail to key: the owner's inbox, or the page's thread_free (its links
- * rewritten out of transit first: its blocks are ours until the CAS). post: the CASes. */
-static uint32_t send_to(uintptr_t key, uint32_t n, ax_block_t *head, ax_block_t *tail) {
-  if (!(key & AX_TO_PAGE))
-    return send((ax_heap_t *)key, head, tail);
-  ax_page_t *page = (ax_page_t *)(key & ~AX_TO_PAGE);
-  ax_block_t *x = head;
-  for (uint32_t i = 1; i < n; i++) {
-    ax_block_t *next = (ax_block_t *)(axi_transit(page, x) & ~AX_TRANSIT);
-    axi_set_link(page, x, next);
-    x = next;
-  }
-  axi_remote_push(page, axi_segment_of(page), n, head, tail);
   return 1;
 }
 
@@ -132,17 +120,17 @@ static uint32_t send_to(uintptr_t key, uint32_t n, ax_block_t *head, ax_block_t 
  * to it, not published twice. */
 static AX_NOINLINE void slot_publish(ax_heap_t *heap, ax_remote_slot_t *s) {
   AX_HOOK(AX_HOOK_CHAIN_PUBLISH, s->head);
-  uint32_t n = s->n;
+  uint32_t n = axi_rb_n(s->nb);
   uint64_t bit = (uint64_t)1 << (s - heap->rb.slot);
-  s->n = 0;
+  s->nb = 0;
   heap->rb.open &= ~bit;
   heap->rb.older &= ~bit;
   ax_compiler_fence(); /* (closed in program order, before the CAS) */
-  heap->stats.remote_publishes += send_to(s->to, n, s->head, s->tail);
+  heap->stats.remote_publishes += send_to(s->to, s->head, s->tail);
   heap->stats.remote_frees += n;
 }
 
-/* The slot of a key: heaps are 64 B or more apart, and so are pages. */
+/* The slot of a key: heaps are 64 B or more apart, segments 4 MiB. */
 static inline unsigned slot_of(uintptr_t key) {
   uintptr_t h = (key >> 6) * (uintptr_t)0x9e3779b97f4a7c15u;
   return (unsigned)(h >> (64 - AX_RB_SLOTS_LOG2));
@@ -184,7 +172,7 @@ static void seek_in(ax_heap_t *heap, void *arg) {
   seek_t *k = arg;
   const ax_remote_slot_t *s = &heap->rb.slot[slot_of(k->key)];
   if (ax_peek(&s->to) == k->key) {
-    uint32_t n = ax_peek(&s->n);
+    uint32_t n = axi_rb_n(ax_peek(&s->nb));
     k->found |= batch_has(ax_peek_acquire(&s->head), n, k->b);
   }
   k->found |= ax_peek(&heap->prof.aside) == k->b || axi_cache_has(heap, k->page->cls, k->b);
@@ -201,7 +189,7 @@ static void seek_in(ax_heap_t *heap, void *arg) {
 static void check_freed(const ax_heap_t *heap, uintptr_t key, ax_page_t *page,
                         const ax_block_t *b) {
   const ax_remote_slot_t *s = &heap->rb.slot[slot_of(key)];
-  if (s->to == key && batch_has(s->head, s->n, b))
+  if (s->to == key && batch_has(s->head, axi_rb_n(s->nb), b))
     axi_double_free("free", b);
   if (axi_list_has(page, axi_tf_list(ax_atomic_load_acquire(&page->thread_free)), b))
     axi_double_free("free", b);
@@ -227,8 +215,8 @@ static inline void batch_append(ax_heap_t *heap, ax_remote_slot_t *s, ax_block_t
                                 const ax_page_t *page) {
   axi_set_transit(page, b, (uintptr_t)s->head);
   s->head = b;
-  s->bytes += page->block_size;
-  if (ax_unlikely(++s->n >= AX_RB_BATCH || s->bytes >= AX_RB_BYTES))
+  s->nb += AX_RB_ONE + page->block_size;
+  if (ax_unlikely((uint32_t)s->nb >= AX_RB_COST))
     return slot_full(heap, s);
 }
 
@@ -254,14 +242,14 @@ static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *
   ax_heap_t *owner = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
   if (owner && seg->cookie != ((uintptr_t)seg ^ axi_cookie_key))
     axi_corrupted(seg); /* (an overflow must not make a CAS on any address it likes) */
-  uintptr_t key = key_of(owner, page);
+  uintptr_t key = key_of(owner, seg);
   if (axi_looks_free(page, b))
     check_freed(heap, key, page, b);
   if (heap == &axi_heap_empty && !(heap = heap_for_chains()))
     return axi_remote_push(page, seg, 1, b, b);
   unsigned i = slot_of(key);
   ax_remote_slot_t *s = &heap->rb.slot[i];
-  if (s->to == key && s->n) { /* a batch, not the last used, or b looked free */
+  if (s->to == key && s->nb) { /* a batch, not the last used, or b looked free */
     heap->rb.last = i;
     return batch_append(heap, s, b, page);
   }
@@ -269,30 +257,29 @@ static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *
   if (s->to == key && !axi_thread_exited) {
     /* (a thread in its last TSD destructors may not be called again to send: pool.c) */
     s->head = s->tail = b;
-    s->n = 1;
-    s->bytes = page->block_size;
+    s->nb = AX_RB_ONE + page->block_size;
     heap->rb.open |= (uint64_t)1 << i;
     heap->rb.last = i;
-    if (s->bytes >= AX_RB_BYTES)
+    if ((uint32_t)s->nb >= AX_RB_COST)
       slot_publish(heap, s);
     return;
   }
-  if (s->n)
+  if (s->nb)
     slot_publish(heap, s);
   s->to = key;
   heap->stats.remote_frees++;
-  heap->stats.remote_publishes += send_to(key, 1, b, b);
+  heap->stats.remote_publishes += send_to(key, b, b);
 }
 
 /* The common case, without a call: b joins the open batch of the slot used last, which
  * goes to its owner (a consumer frees the blocks of one producer, a server's thread those
  * of the other). The empty heap's slots name nothing, so a thread without a heap always
- * falls through. */
+ * falls through; so does a block of an abandoned segment (its slot's key is seg | 1). */
 void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
   ax_heap_t *heap = axi_tls_heap;
   ax_heap_t *owner = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
   ax_remote_slot_t *s = &heap->rb.slot[heap->rb.last];
-  if (ax_unlikely(s->to != key_of(owner, page) || s->n == 0 || axi_looks_free(page, b)))
+  if (ax_unlikely(s->to != (uintptr_t)owner || s->nb == 0 || axi_looks_free(page, b)))
     return free_slow(b, page, seg);
   batch_append(heap, s, b, page);
 }
@@ -316,7 +303,7 @@ void axi_remote_flush(ax_heap_t *heap, bool forget) {
 void axi_remote_orphan(ax_heap_t *heap) {
   for (unsigned i = 0; i < AX_RB_SLOTS; i++) {
     ax_remote_slot_t *s = &heap->rb.slot[i];
-    if (!s->n || !s->to)
+    if (!s->nb || !s->to)
       continue;
     ax_block_t *b = s->head;
     uint32_t n = 1;
@@ -329,8 +316,8 @@ void axi_remote_orphan(ax_heap_t *heap) {
       n++;
     }
     if (b == s->tail && transit_page(b))
-      heap->stats.remote_publishes += send_to(s->to, n, s->head, s->tail);
-    s->n = 0;
+      heap->stats.remote_publishes += send_to(s->to, s->head, s->tail);
+    s->nb = 0;
   }
   heap->rb.open = heap->rb.older = 0;
   uintptr_t in = ax_atomic_xchg_acq_rel(&heap->inbox, AX_INBOX_CLOSED);

@@ -334,6 +334,7 @@ static ax_segment_t *segment_alloc(ax_heap_t *heap, enum ax_kind kind) {
     axi_segment_unmap(seg);
     return NULL;
   }
+  ax_atomic_store_relaxed(&seg->inbox, AX_INBOX_CLOSED);
   ax_atomic_store_relaxed(&seg->heap, (uintptr_t)heap);
   ax_atomic_store_relaxed(&seg->owner, heap->tid);
   segq_push(&heap->segs[kind], seg);
@@ -453,6 +454,7 @@ static void abandon(ax_segment_t *seg) {
     ax_atomic_store_relaxed(&seg->pages[i].xowner, 0); /* every free is remote now */
   }
   ax_atomic_store_relaxed(&seg->owner, 0);
+  ax_atomic_store_release(&seg->inbox, 0); /* open: remote frees into it come here now */
   ax_atomic_store_relaxed(&seg->heap, 0);
   uintptr_t head = ax_atomic_load_relaxed(&abandoned);
   do

@@ -190,6 +190,9 @@ typedef struct ax_segment {
   uintptr_t cookie;
   ax_atomic_word owner; /* thread id of the owning thread, 0 while abandoned */
   ax_atomic_word heap;  /* struct ax_heap * of the owner, 0 while abandoned */
+  /* while abandoned: the blocks other threads sent it (remote.c), taken by the thread that
+   * reclaims it (page.c); AX_INBOX_CLOSED while a heap owns it (they go to the heap's) */
+  ax_atomic_word inbox;
   uint32_t used_pages;
   uint64_t free_mask;             /* pages not in use */
   uint64_t dirty_mask;            /* pages not in use whose memory was written and not purged */
@@ -257,20 +260,25 @@ static inline bool axi_class_cached(unsigned c) { return c - AX_CACHE_FIRST < AX
 AXI_HIDDEN extern const uint8_t axi_cache_class[AX_CACHE_MAX >> 8];
 
 /* A thread's batches of blocks it freed into other threads' pages, one per owning heap, each
- * sent to its owner's inbox with one CAS (remote.c). A bucket is published when it holds
- * AX_RB_BATCH blocks or AX_RB_BYTES bytes: a thread holds at most AX_RB_SLOTS * AX_RB_BYTES
- * (1 MiB) of blocks freed and not yet sent. */
+ * sent to its owner's inbox with one CAS (remote.c). A batch costs its blocks' bytes and
+ * AX_RB_BLOCK_COST more per block, and is sent when that reaches AX_RB_COST: 128 blocks of
+ * 16 B, 102 of 64 B, 42 of 16..1024 B, 25 of 1 KiB, one of 32 KiB or more. A thread holds at
+ * most AX_RB_SLOTS * AX_RB_COST (1 MiB) of blocks freed and not yet sent, and a block more per
+ * slot. */
 #define AX_RB_SLOTS_LOG2 5
 #define AX_RB_SLOTS (1u << AX_RB_SLOTS_LOG2) /* at most 64: one bit each in a word */
-#define AX_RB_BATCH 64u                      /* blocks in a batch at most */
-#define AX_RB_BYTES ((size_t)32 << 10)       /* and bytes (the block that passes them sends) */
+#define AX_RB_COST ((uint32_t)32 << 10)
+#define AX_RB_BLOCK_COST 256u
+#define AX_RB_BATCH (AX_RB_COST / AX_RB_BLOCK_COST + 1) /* blocks in a batch at most */
+#define AX_RB_ONE (((uint64_t)1 << 32) + AX_RB_BLOCK_COST) /* what a block adds to nb, and its size */
 #define AX_RB_HEAPLESS 64u /* remote frees before a thread without heap gets one */
 #define AX_RB_AGE_TICKS 64u /* malloc slow paths between two ageings (remote.c) */
 typedef struct ax_remote_slot {
   uintptr_t to; /* the owning heap of the batch, or page | 1 (remote.c); or of the last free */
-  ax_block_t *head, *tail; /* the batch, in transit (axi_set_transit); valid while n > 0 */
-  uint32_t n, bytes;       /* blocks in it and their bytes */
+  ax_block_t *head, *tail; /* the batch, in transit (axi_set_transit); valid while nb != 0 */
+  uint64_t nb;             /* its blocks << 32 | its cost: one add and one compare a block */
 } ax_remote_slot_t;
+static inline uint32_t axi_rb_n(uint64_t nb) { return (uint32_t)(nb >> 32); }
 typedef struct ax_remote_batch {
   uint64_t open;  /* bit i: slot i has a batch (n > 0) */
   uint64_t older; /* open batches that waited through an ageing already (remote.c) */

@@ -90,7 +90,7 @@ static size_t held_bound(const ax_heap_t *heap) {
   for (unsigned i = 0; i < AX_CACHE_N; i++)
     n += heap->cache.n[i];
   for (unsigned i = 0; i < AX_RB_SLOTS; i++)
-    n += heap->rb.slot[i].n;
+    n += axi_rb_n(heap->rb.slot[i].nb);
   for (const ax_block_t *b = inbox_of(heap); b && n < MAX_INBOX; b = transit_next(heap, b, "its inbox"))
     n++;
   return n;
@@ -115,15 +115,16 @@ static void collect_held(const ax_heap_t *heap) {
   for (unsigned i = 0; i < AX_RB_SLOTS; i++) {
     const ax_remote_slot_t *s = &heap->rb.slot[i];
     bool open = (heap->rb.open >> i) & 1;
-    if (open != (s->n != 0) || (open && !s->to)) {
+    uint32_t n = axi_rb_n(s->nb);
+    if (open != (n != 0) || (open && !s->to)) {
       BAD("heap %p: remote slot %d has %d blocks, open bit %d, key %p", (void *)heap, (int)i,
-          (int)s->n, (int)open, (void *)s->to);
+          (int)n, (int)open, (void *)s->to);
       continue;
     }
     const ax_block_t *b = s->head;
-    for (uint32_t k = 0; k < s->n && b; k++) {
+    for (uint32_t k = 0; k < n && b; k++) {
       hold((uintptr_t)b);
-      if (k + 1 == s->n) {
+      if (k + 1 == n) {
         if (b != s->tail)
           BAD("heap %p: batch %d does not end at its tail %p", (void *)heap, (int)i,
               (const void *)s->tail);
