@@ -24,6 +24,7 @@ void axi_heap_trim(ax_heap_t *heap) {
     axi_cache_flush(heap);
     axi_pages_retire_empty(heap, true);
     axi_segment_purge(heap, true);
+    axi_segment_purge_abandoned(true);
     if (axi_prof_on)
       axi_page_prof_grant_all(heap);
   }

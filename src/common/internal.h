@@ -215,6 +215,7 @@ AXI_HIDDEN void axi_segment_abandon_all(ax_heap_t *heap);
 AXI_HIDDEN void axi_segment_orphan(ax_segment_t *seg);
 AXI_HIDDEN ax_segment_t *axi_segment_adopt(ax_heap_t *heap);
 AXI_HIDDEN void axi_segment_purge(ax_heap_t *heap, bool force);
+AXI_HIDDEN void axi_segment_purge_abandoned(bool force);
 /* A link that may be cache->first, which is read without the lock: written atomically. */
 static inline void axi_segcache_link(ax_segment_t **at, ax_segment_t *seg) {
   ax_atomic_store_relaxed((ax_atomic_word *)at, (uintptr_t)seg);

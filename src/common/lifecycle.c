@@ -80,7 +80,7 @@ static void thread_exit(void *arg) {
   axi_page_drain(heap, true); /* (from now on senders give our blocks to their pages) */
   axi_cache_flush(heap);
   axi_pages_collect_all(heap);
-  axi_segment_purge(heap, true); /* what stays behind with abandoned segments is purged */
+  axi_segment_purge(heap, false); /* what is not due yet stays for the next owner a while */
   axi_segment_abandon_all(heap);
   axi_stats_merge_heap(heap);
   ax_poke(&heap->active, 0);

@@ -410,6 +410,7 @@ static uint64_t retire_pinned_large(ax_heap_t *heap, uint64_t now) {
  * may be all a program does for a long time (wl_vecgrow: 16 vectors grown by mremap kept
  * the large pages their growth had left dirty until the end). */
 void axi_page_purge_tick(ax_heap_t *heap) {
+  axi_segment_purge_abandoned(false); /* (one load while none is due) */
   if (!heap->next_purge_ms && !heap->next_retire_ms)
     return;
   uint64_t now = axi_now_ms();

@@ -409,37 +409,42 @@ void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page) {
     heap->next_purge_ms = page->retired_ms + axi_options.purge_delay_ms;
 }
 
+/* Purge the dirty free pages of seg that have been free for the purge delay (all of them if
+ * force), one madvise per run of adjacent pages. post: *next is the earliest time one of the
+ * others is due, if sooner. */
+static void purge_segment(ax_segment_t *seg, uint64_t now, bool force, uint64_t *next) {
+  uint64_t due = 0;
+  for (uint64_t m = seg->dirty_mask; m; m &= m - 1) {
+    unsigned i = (unsigned)__builtin_ctzll(m);
+    uint64_t at = seg->pages[i].retired_ms + axi_options.purge_delay_ms;
+    if (force || at <= now)
+      due |= (uint64_t)1 << i;
+    else if (!*next || at < *next)
+      *next = at;
+  }
+  for (uint64_t m = due; m; m &= m - 1) /* page 0 may have nothing to give */
+    if (!purgeable(seg, (unsigned)__builtin_ctzll(m)))
+      due &= ~((uint64_t)1 << __builtin_ctzll(m));
+  while (due) {
+    unsigned i = (unsigned)__builtin_ctzll(due), j = i;
+    while (j + 1 < seg->npages && ((due >> (j + 1)) & 1))
+      j++;
+    uint64_t run = all_pages(j + 1) & ~all_pages(i);
+    uintptr_t lo = (page_start(seg, i) + axi_os_page - 1) & ~(axi_os_page - 1);
+    axi_os_purge((void *)lo, (page_end(seg, j) & ~(axi_os_page - 1)) - lo);
+    seg->dirty_mask &= ~run;
+    seg->purged_mask |= run;
+    due &= ~run;
+  }
+}
+
 /* Purge the dirty free pages of heap's segments that have been free for the purge delay
- * (all of them if force), one madvise per run of adjacent pages. */
+ * (all of them if force). */
 void axi_segment_purge(ax_heap_t *heap, bool force) {
   uint64_t now = axi_now_ms(), next = 0;
-  for (unsigned k = 0; k < AX_KIND_HUGE; k++) {
-    for (ax_segment_t *seg = heap->segs[k].first; seg; seg = seg->next) {
-      uint64_t due = 0;
-      for (uint64_t m = seg->dirty_mask; m; m &= m - 1) {
-        unsigned i = (unsigned)__builtin_ctzll(m);
-        uint64_t at = seg->pages[i].retired_ms + axi_options.purge_delay_ms;
-        if (force || at <= now)
-          due |= (uint64_t)1 << i;
-        else if (!next || at < next)
-          next = at;
-      }
-      for (uint64_t m = due; m; m &= m - 1) /* page 0 may have nothing to give */
-        if (!purgeable(seg, (unsigned)__builtin_ctzll(m)))
-          due &= ~((uint64_t)1 << __builtin_ctzll(m));
-      while (due) {
-        unsigned i = (unsigned)__builtin_ctzll(due), j = i;
-        while (j + 1 < seg->npages && ((due >> (j + 1)) & 1))
-          j++;
-        uint64_t run = all_pages(j + 1) & ~all_pages(i);
-        uintptr_t lo = (page_start(seg, i) + axi_os_page - 1) & ~(axi_os_page - 1);
-        axi_os_purge((void *)lo, (page_end(seg, j) & ~(axi_os_page - 1)) - lo);
-        seg->dirty_mask &= ~run;
-        seg->purged_mask |= run;
-        due &= ~run;
-      }
-    }
-  }
+  for (unsigned k = 0; k < AX_KIND_HUGE; k++)
+    for (ax_segment_t *seg = heap->segs[k].first; seg; seg = seg->next)
+      purge_segment(seg, now, force, &next);
   heap->next_purge_ms = next;
 }
 
@@ -447,8 +452,45 @@ void axi_segment_purge(ax_heap_t *heap, bool force) {
 
 static ax_atomic_word abandoned; /* Treiber stack; pushes lock-free, one popper at a time */
 static ax_lock_t abandoned_pop;
+/* The earliest time a free page of an abandoned segment is due for its purge (0: none). An
+ * exiting thread leaves its free pages dirty for the purge delay, as it would have kept them:
+ * the thread that reclaims the segment reuses them without a page fault (mstress-like rounds
+ * of threads: 36,700 minor faults when the exit purged them all); after the delay the purge
+ * tick of any thread purges them (axi_segment_purge_abandoned). */
+static ax_atomic_word abandoned_due;
+
+/* abandoned_due = the earlier of it and t (t != 0). */
+static void due_at(uint64_t t) {
+  uintptr_t cur = ax_atomic_load_relaxed(&abandoned_due);
+  while ((!cur || t < cur) && !ax_atomic_cas_acq_rel(&abandoned_due, &cur, t))
+    ;
+}
+
+/* Purge the free pages of abandoned segments that are due (all if force): the walk holds the
+ * popper's lock, so no segment leaves the list or changes meanwhile (pushes add at its head,
+ * which the walk does not need). Skipped when another thread pops or walks. */
+void axi_segment_purge_abandoned(bool force) {
+  uintptr_t due = ax_atomic_load_relaxed(&abandoned_due);
+  if (!due)
+    return;
+  uint64_t now = axi_now_ms(), next = 0;
+  if ((!force && now < due) || !axi_trylock(&abandoned_pop))
+    return;
+  ax_atomic_store_relaxed(&abandoned_due, 0); /* (a push meanwhile sets it again) */
+  for (ax_segment_t *seg = (ax_segment_t *)ax_atomic_load_acquire(&abandoned); seg;
+       seg = seg->abandoned_next)
+    purge_segment(seg, now, force, &next);
+  axi_unlock(&abandoned_pop);
+  if (next)
+    due_at(next);
+}
 
 static void abandon(ax_segment_t *seg) {
+  uint64_t due = 0; /* (read before the push: from then on the segment is the popper's) */
+  for (uint64_t m = seg->dirty_mask; m; m &= m - 1) {
+    uint64_t at = seg->pages[__builtin_ctzll(m)].retired_ms + axi_options.purge_delay_ms;
+    due = !due || at < due ? at : due;
+  }
   for (unsigned i = 0; i < seg->npages; i++) {
     seg->pages[i].next = seg->pages[i].prev = NULL;
     ax_atomic_store_relaxed(&seg->pages[i].xowner, 0); /* every free is remote now */
@@ -461,6 +503,8 @@ static void abandon(ax_segment_t *seg) {
     seg->abandoned_next = (ax_segment_t *)head;
   while (!ax_atomic_cas_release(&abandoned, &head, (uintptr_t)seg));
   ax_atomic_fetch_add_relaxed(&axi_stats.segments_abandoned, 1);
+  if (due)
+    due_at(due);
 }
 
 /* pre: the heap's pages are collected and its empty pages retired (thread exit). */
@@ -509,6 +553,11 @@ ax_segment_t *axi_segment_adopt(ax_heap_t *heap) {
   if (!seg)
     return NULL;
   ax_atomic_fetch_add_relaxed(&axi_stats.segments_reclaimed, 1);
+  for (uint64_t m = seg->dirty_mask; m; m &= m - 1) { /* its free pages wait for our purge */
+    uint64_t at = seg->pages[__builtin_ctzll(m)].retired_ms + axi_options.purge_delay_ms;
+    if (!heap->next_purge_ms || at < heap->next_purge_ms)
+      heap->next_purge_ms = at;
+  }
   ax_atomic_store_relaxed(&seg->heap, (uintptr_t)heap);
   ax_atomic_store_relaxed(&seg->owner, heap->tid);
   segq_push(seg->free_mask ? &heap->segs[seg->kind] : &heap->segs_full, seg);
