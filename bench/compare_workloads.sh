@@ -19,7 +19,9 @@
 #                 jemalloc | tcmalloc | mimalloc | tbbmalloc | axmalloc-static
 #               Default: "default". The first allocator is the reference: its
 #               checksums are the expected ones and ratios are reference/other.
-#   WORKLOADS   space-separated workload names to run (default: every wl_* binary)
+#   WORKLOADS   space-separated workload names to run (default: every wl_* binary); a name
+#               may carry its arguments after a colon, separated by commas:
+#               "wl_larson:50000,100,2,20000,16,1024" (the table names it so)
 #   WL_TIMEOUT  seconds before one run is killed and counted as failed (default: 120)
 #   RESULTS_DIR results folder (default: BUILD_DIR/results): workloads.md (the table),
 #               workloads.json (per workload and allocator: every run time, median, peak
@@ -102,7 +104,7 @@ REF=${ALLOC_NAMES[0]}
 WLS=()
 if [[ -n ${WORKLOADS:-} ]]; then
   for w in $WORKLOADS; do
-    [[ -x $WL_DIR/$w ]] || die "workload '$w' not found in $WL_DIR"
+    [[ -x $WL_DIR/${w%%:*} ]] || die "workload '${w%%:*}' not found in $WL_DIR"
     WLS+=("$w")
   done
 else
@@ -114,7 +116,7 @@ fi
 (( ${#WLS[@]} )) || die "no workloads in $WL_DIR (build the project first)"
 for a in "${ALLOC_NAMES[@]}"; do
   [[ ${ALLOC_PATH[$a]} == static ]] || continue
-  for w in "${WLS[@]}"; do [[ -x $WL_DIR/${w}_static ]] || die "$WL_DIR/${w}_static not found"; done
+  for w in "${WLS[@]}"; do [[ -x $WL_DIR/${w%%:*}_static ]] || die "$WL_DIR/${w%%:*}_static not found"; done
 done
 
 TIME_BIN=/usr/bin/time
@@ -133,11 +135,12 @@ NFAIL=0
 # run_one WORKLOAD ALLOCATOR RUN: one timed run; records time, RSS, checksum or failure.
 run_one() {
   local wl=$1 a=$2 run=$3 key="$1|$2" path=${ALLOC_PATH[$2]}
-  local bin=$WL_DIR/$wl out=$TMP/out err=$TMP/err tf=$TMP/time
-  local -a cmd
-  if [[ $path == static ]]; then cmd=(env -u LD_PRELOAD "${bin}_static")
-  elif [[ -z $path ]]; then cmd=(env -u LD_PRELOAD "$bin")
-  else cmd=(env "LD_PRELOAD=$path" "$bin"); fi
+  local bin=$WL_DIR/${wl%%:*} out=$TMP/out err=$TMP/err tf=$TMP/time
+  local -a cmd args=()
+  [[ $wl != *:* ]] || IFS=, read -r -a args <<<"${wl#*:}"
+  if [[ $path == static ]]; then cmd=(env -u LD_PRELOAD "${bin}_static" "${args[@]}")
+  elif [[ -z $path ]]; then cmd=(env -u LD_PRELOAD "$bin" "${args[@]}")
+  else cmd=(env "LD_PRELOAD=$path" "$bin" "${args[@]}"); fi
   : >"$tf"
   local t0=$EPOCHREALTIME rc
   if [[ -n $TIME_BIN ]]; then

@@ -5,7 +5,8 @@
  * under any other allocator, which then prints nothing. The counts are deterministic for a
  * fixed interleaving and bounded for any: remote frees (blocks freed by a thread that does
  * not own their page) and publications (the CASes that handed them over), so
- * publications / remote frees is the freeing side's atomic read-modify-writes per remote free.
+ * publications / remote frees is the freeing side's atomic read-modify-writes per remote free;
+ * and the owners' exchanges that took their inboxes (their only atomic for those blocks).
  * stderr, one line: stdout carries the checksum alone. */
 #ifndef WL_STATS_H
 #define WL_STATS_H
@@ -22,8 +23,11 @@ static void wl_print_remote_stats(const char *name) {
   ax_stats_t s;
   ax_stats_get(&s);
   double per = s.remote_publishes ? (double)s.remote_frees / (double)s.remote_publishes : 0;
-  fprintf(stderr, "%s: axmalloc remote frees %llu, publications %llu: %.1f blocks each\n", name,
-          (unsigned long long)s.remote_frees, (unsigned long long)s.remote_publishes, per);
+  fprintf(stderr,
+          "%s: axmalloc remote frees %llu, publications %llu: %.1f blocks each; inboxes taken "
+          "%llu\n",
+          name, (unsigned long long)s.remote_frees, (unsigned long long)s.remote_publishes, per,
+          (unsigned long long)s.remote_drains);
 }
 
 #endif

@@ -542,12 +542,12 @@ ax_block_t *axi_page_pop(ax_page_t *page) { return pop_from(page, &page->free); 
  * program freed since the last refill wait on local_free. Take them, without the general
  * search (a malloc+free loop of 1 KiB blocks refills every 4 pairs: 180 instructions per
  * refill through find_page, 20 here). A page with remote frees waiting takes the general
- * way, and so does a heap with blocks in its inbox (remote.c), and one with every block back that spans more than 4 KiB in more than 8
- * blocks: it restarts in address order (axi_page_collect). Within one carve (4 KiB), or
- * among a few big blocks, order costs nothing, and a malloc/free loop with one live block
- * finds its page empty at every refill (wl_oneblock: with every empty page re-carved, a
- * 64 KiB malloc/free pair cost 75 instructions more).
- * post: true when page->free has blocks again. */
+ * way, and so does a heap with blocks in its inbox (remote.c), and one with every block back that
+ * spans more than 4 KiB in more than 8 blocks: it restarts in address order (axi_page_collect).
+ * Within one carve (4 KiB), or among a few big blocks, order costs nothing, and a malloc/free loop
+ * with one live block finds its page empty at every refill (wl_oneblock: with every empty page
+ * re-carved, a 64 KiB malloc/free pair cost 75 instructions more). post: true when page->free has
+ * blocks again. */
 static bool local_usable(const ax_page_t *page) {
   return page->local_free &&
          !(axi_page_live(page) == 0 && axi_page_carved(page) > 4096 && page->capacity > 8);

@@ -99,9 +99,8 @@ static inline uintptr_t key_of(const ax_heap_t *owner, const ax_segment_t *seg) 
  * on a heap, which is never unmapped (pool.c), or on the segment the blocks still kept
  * alive. post: the CASes that took (heap->stats.remote_publishes). */
 static uint32_t send_to(uintptr_t key, ax_block_t *head, ax_block_t *tail) {
-  ax_atomic_word *inbox = key & AX_TO_SEGMENT
-                              ? &((ax_segment_t *)(key & ~AX_TO_SEGMENT))->inbox
-                              : &((ax_heap_t *)key)->inbox;
+  ax_atomic_word *inbox = key & AX_TO_SEGMENT ? &((ax_segment_t *)(key & ~AX_TO_SEGMENT))->inbox
+                                              : &((ax_heap_t *)key)->inbox;
   ax_page_t *tail_page = axi_page_of(axi_segment_of(tail), tail);
   uintptr_t in = ax_atomic_load_relaxed(inbox);
   do {

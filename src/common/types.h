@@ -270,9 +270,10 @@ AXI_HIDDEN extern const uint8_t axi_cache_class[AX_CACHE_MAX >> 8];
 #define AX_RB_COST ((uint32_t)32 << 10)
 #define AX_RB_BLOCK_COST 256u
 #define AX_RB_BATCH (AX_RB_COST / AX_RB_BLOCK_COST + 1) /* blocks in a batch at most */
-#define AX_RB_ONE (((uint64_t)1 << 32) + AX_RB_BLOCK_COST) /* what a block adds to nb, and its size */
-#define AX_RB_HEAPLESS 64u /* remote frees before a thread without heap gets one */
-#define AX_RB_AGE_TICKS 64u /* malloc slow paths between two ageings (remote.c) */
+#define AX_RB_ONE                                                                                  \
+  (((uint64_t)1 << 32) + AX_RB_BLOCK_COST) /* what a block adds to nb, and its size */
+#define AX_RB_HEAPLESS 64u                 /* remote frees before a thread without heap gets one */
+#define AX_RB_AGE_TICKS 64u                /* malloc slow paths between two ageings (remote.c) */
 typedef struct ax_remote_slot {
   uintptr_t to; /* the owning heap of the batch, or page | 1 (remote.c); or of the last free */
   ax_block_t *head, *tail; /* the batch, in transit (axi_set_transit); valid while nb != 0 */
@@ -338,8 +339,8 @@ typedef struct ax_heap {
    * own, which senders write and the owner reads on its slow paths */
   ax_atomic_word inbox __attribute__((aligned(64)));
   char inbox_pad[64 - sizeof(ax_atomic_word)];
-  int active;                  /* axi_heap_foreach skips heaps not in use */
-  struct ax_heap *all_next;    /* every heap ever made, newest first (heap.c) */
+  int active;               /* axi_heap_foreach skips heaps not in use */
+  struct ax_heap *all_next; /* every heap ever made, newest first (heap.c) */
   /* The heap profiler's last walks (prof_unwind.c), mapped at the heap's first; kept when a
    * new thread takes the heap over, whose walks check them as any. */
   struct ax_prof_memo *prof_memo;

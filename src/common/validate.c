@@ -64,7 +64,8 @@ static void hold(uintptr_t b) {
 }
 
 /* The next block of b, in transit (a batch, an inbox), or NULL at the end or at a bad link. */
-static const ax_block_t *transit_next(const ax_heap_t *heap, const ax_block_t *b, const char *what) {
+static const ax_block_t *transit_next(const ax_heap_t *heap, const ax_block_t *b,
+                                      const char *what) {
   const ax_page_t *page = axi_pagemap_get(b);
   if (!page || axi_block_index(page, b) >= page->capacity) {
     BAD("heap %p: %s holds %p, not a carved block", (void *)heap, what, (const void *)b);
@@ -91,7 +92,8 @@ static size_t held_bound(const ax_heap_t *heap) {
     n += heap->cache.n[i];
   for (unsigned i = 0; i < AX_RB_SLOTS; i++)
     n += axi_rb_n(heap->rb.slot[i].nb);
-  for (const ax_block_t *b = inbox_of(heap); b && n < MAX_INBOX; b = transit_next(heap, b, "its inbox"))
+  for (const ax_block_t *b = inbox_of(heap); b && n < MAX_INBOX;
+       b = transit_next(heap, b, "its inbox"))
     n++;
   return n;
 }
@@ -134,7 +136,8 @@ static void collect_held(const ax_heap_t *heap) {
     }
   }
   size_t n = 0;
-  for (const ax_block_t *b = inbox_of(heap); b && n < MAX_INBOX; b = transit_next(heap, b, "its inbox"), n++)
+  for (const ax_block_t *b = inbox_of(heap); b && n < MAX_INBOX;
+       b = transit_next(heap, b, "its inbox"), n++)
     hold((uintptr_t)b);
 }
 
