@@ -9,8 +9,8 @@
  *   O's slow path:     one exchange takes the inbox; each block goes back to its page with
  *                      plain stores (page.c, axi_page_drain)
  *
- * So a stream of remote frees to one owner costs one CAS per batch (AX_RB_COST: 102 blocks of
- * 64 B, 42 of 16..1024 B), scattered over its pages or not (Larson's servers, producers and
+ * So a stream of remote frees to one owner costs one CAS per batch (AX_RB_COST: 171 blocks of
+ * 64 B, 51 of 16..1024 B), scattered over its pages or not (Larson's servers, producers and
  * consumers, a collector), and a lone remote free, the first to an owner, costs one CAS as
  * before. A block of an abandoned segment (its thread exited: no heap) is batched for the
  * segment's own inbox, which the thread that reclaims the segment takes. A block sent to an

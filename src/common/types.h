@@ -261,14 +261,15 @@ AXI_HIDDEN extern const uint8_t axi_cache_class[AX_CACHE_MAX >> 8];
 
 /* A thread's batches of blocks it freed into other threads' pages, one per owning heap, each
  * sent to its owner's inbox with one CAS (remote.c). A batch costs its blocks' bytes and
- * AX_RB_BLOCK_COST more per block, and is sent when that reaches AX_RB_COST: 128 blocks of
- * 16 B, 102 of 64 B, 42 of 16..1024 B, 25 of 1 KiB, one of 32 KiB or more. A thread holds at
- * most AX_RB_SLOTS * AX_RB_COST (1 MiB) of blocks freed and not yet sent, and a block more per
- * slot. */
+ * AX_RB_BLOCK_COST more per block, and is sent when that reaches AX_RB_COST: 228 blocks of
+ * 16 B, 171 of 64 B, 51 of 16..1024 B, 29 of 1 KiB, one of 32 KiB or more (256 per block cost
+ * 42 on the scattered Larson pattern, where exits and ageing cut some short: 30-33 per CAS). A
+ * thread holds at most AX_RB_SLOTS * AX_RB_COST (1 MiB) of blocks freed and not yet sent, and a
+ * block more per slot. */
 #define AX_RB_SLOTS_LOG2 5
 #define AX_RB_SLOTS (1u << AX_RB_SLOTS_LOG2) /* at most 64: one bit each in a word */
 #define AX_RB_COST ((uint32_t)32 << 10)
-#define AX_RB_BLOCK_COST 256u
+#define AX_RB_BLOCK_COST 128u
 #define AX_RB_BATCH (AX_RB_COST / AX_RB_BLOCK_COST + 1) /* blocks in a batch at most */
 #define AX_RB_ONE                                                                                  \
   (((uint64_t)1 << 32) + AX_RB_BLOCK_COST) /* what a block adds to nb, and its size */
