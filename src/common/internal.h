@@ -383,7 +383,7 @@ AXI_HIDDEN void axi_page_prof_grant_all(ax_heap_t *heap);
  * which fails every block-start test of the fast paths, so that every free and realloc
  * leaves them for check.c: the default mode pays nothing for the switch. */
 static inline void axi_page_set_capacity(ax_page_t *page, uint32_t capacity) {
-  page->capacity = capacity;
+  ax_poke(&page->capacity, capacity); /* (read by other threads' batch walks: remote.c) */
   ax_atomic_store_relaxed(&page->fast_cap, axi_slow_only() ? 0 : capacity);
 }
 /* pre: block_size > 0. Sets div_inv and div_shift for axi_is_block. */

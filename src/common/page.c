@@ -821,7 +821,7 @@ static AX_NOINLINE void drain_bad(const ax_page_t *page, const ax_block_t *b) {
 static void drain_list(ax_heap_t *heap, ax_block_t *list, bool queued) {
   for (ax_block_t *b = list, *next; b; b = next) {
     ax_page_t *page = axi_pagemap_get(b);
-    if (ax_unlikely(!page || axi_block_index(page, b) >= page->capacity))
+    if (ax_unlikely(!page || axi_block_index(page, b) >= ax_peek(&page->capacity)))
       drain_bad(NULL, b);
     uintptr_t link = axi_transit(page, b);
     if (ax_unlikely(!(link & AX_TRANSIT)))

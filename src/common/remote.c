@@ -63,7 +63,7 @@ void axi_remote_push(ax_page_t *page, ax_segment_t *seg, uint32_t n, ax_block_t 
  * b is no carved block of a page (a corrupted list, a fork child's half-made batch). */
 static ax_page_t *transit_page(const ax_block_t *b) {
   ax_page_t *page = axi_pagemap_get(b);
-  if (!page || axi_block_index(page, b) >= page->capacity)
+  if (!page || axi_block_index(page, b) >= ax_peek(&page->capacity))
     return NULL;
   return page;
 }
