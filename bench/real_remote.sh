@@ -18,7 +18,7 @@ read -r -a ALLOCS <<<"${ALLOCATORS:-glibc= axmalloc=$ROOT/build/libaxmalloc.so m
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-cat >"$TMP/queue.py" <<'EOF'
+cat >"$TMP/handoff.py" <<'EOF'
 import queue, threading
 N, P, C = 150000, 2, 2
 q = queue.Queue(maxsize=4096)
@@ -53,7 +53,7 @@ run() { # name preload command...
   T[$name]+="$(( 10#${t1/./} - 10#${t0/./} )) "
 }
 for ((i = 1; i <= RUNS; i++)); do
-  for a in "${ALLOCS[@]}"; do run "queue|${a%%=*}" "${a#*=}" python3 "$TMP/queue.py"; done
+  for a in "${ALLOCS[@]}"; do run "queue|${a%%=*}" "${a#*=}" python3 "$TMP/handoff.py"; done
   for a in "${ALLOCS[@]}"; do run "sort|${a%%=*}" "${a#*=}" sort --parallel=2 -S 200M -o "$TMP/sorted" "$TMP/lines"; done
   echo "run $i of $RUNS done" >&2
 done
