@@ -230,19 +230,16 @@ static void *double_free_in_chain(void *arg) {
   return NULL;
 }
 
-static void test_double(void) {
-  ax_trim(0);
-  for (size_t i = 0; i < 3; i++)
-    CHECK((blocks[i] = malloc(SIZE)) != NULL);
+/* In a forked child (stderr to a pipe), child() must abort with "double free <p>"; what: the
+ * test's name. pre: blocks[0..2] are this thread's. */
+static void expect_double_free(const char *what, void (*child)(void), const void *p) {
   int fds[2];
   CHECK(pipe(fds) == 0);
   pid_t pid = fork();
   CHECK(pid >= 0);
   if (pid == 0) {
     dup2(fds[1], 2);
-    pthread_t t;
-    if (pthread_create(&t, NULL, double_free_in_chain, NULL) == 0)
-      pthread_join(t, NULL);
+    child();
     _exit(0);
   }
   close(fds[1]);
@@ -253,9 +250,26 @@ static void test_double(void) {
   close(fds[0]);
   int st;
   CHECK(waitpid(pid, &st, 0) == pid);
-  snprintf(want, sizeof want, "axmalloc: free(): double free %p\n", blocks[1]);
-  CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "double: child status %d", st);
-  CHECKF(strstr(out, want) != NULL, "double: child said '%s', expected '%s'", out, want);
+  snprintf(want, sizeof want, "axmalloc: free(): double free %p\n", p);
+  CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "%s: child status %d", what, st);
+  CHECKF(strstr(out, want) != NULL, "%s: child said '%s', expected '%s'", what, out, want);
+}
+
+static void alloc3(void) {
+  ax_trim(0);
+  for (size_t i = 0; i < 3; i++)
+    CHECK((blocks[i] = malloc(SIZE)) != NULL);
+}
+
+static void double_in_chain_child(void) {
+  pthread_t t;
+  if (pthread_create(&t, NULL, double_free_in_chain, NULL) == 0)
+    pthread_join(t, NULL);
+}
+
+static void test_double(void) {
+  alloc3();
+  expect_double_free("double", double_in_chain_child, blocks[1]);
 }
 
 /* A block freed twice by two other threads, each of which sends it: the owner reaches it twice
@@ -269,34 +283,17 @@ static void *free_one_and_trim(void *arg) {
   return NULL;
 }
 
+static void double_sent_child(void) {
+  pthread_t t;
+  for (uintptr_t k = 1; k <= 2; k++)
+    if (pthread_create(&t, NULL, free_one_and_trim, (void *)k) == 0)
+      pthread_join(t, NULL);
+  ax_trim(0); /* takes the inbox */
+}
+
 static void test_double_sent(void) {
-  ax_trim(0);
-  for (size_t i = 0; i < 3; i++)
-    CHECK((blocks[i] = malloc(SIZE)) != NULL);
-  int fds[2];
-  CHECK(pipe(fds) == 0);
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    dup2(fds[1], 2);
-    pthread_t t;
-    for (uintptr_t k = 1; k <= 2; k++)
-      if (pthread_create(&t, NULL, free_one_and_trim, (void *)k) == 0)
-        pthread_join(t, NULL);
-    ax_trim(0); /* takes the inbox */
-    _exit(0);
-  }
-  close(fds[1]);
-  char out[512] = {0}, want[128];
-  size_t got = 0;
-  for (ssize_t r; got < sizeof out - 1 && (r = read(fds[0], out + got, sizeof out - 1 - got)) > 0;)
-    got += (size_t)r;
-  close(fds[0]);
-  int st;
-  CHECK(waitpid(pid, &st, 0) == pid);
-  snprintf(want, sizeof want, "axmalloc: free(): double free %p\n", blocks[0]);
-  CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "double_sent: child status %d", st);
-  CHECKF(strstr(out, want) != NULL, "double_sent: child said '%s', expected '%s'", out, want);
+  alloc3();
+  expect_double_free("double_sent", double_sent_child, blocks[0]);
 }
 
 int main(void) {
