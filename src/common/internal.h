@@ -339,7 +339,6 @@ AXI_HIDDEN void axi_remote_push(ax_page_t *page, ax_segment_t *seg, uint32_t n, 
 AXI_HIDDEN void axi_remote_flush(ax_heap_t *heap, bool forget);
 AXI_HIDDEN void axi_remote_age(ax_heap_t *heap);
 AXI_HIDDEN void axi_remote_orphan(ax_heap_t *heap);
-AXI_HIDDEN uint32_t axi_remote_scatter(ax_block_t *list);
 
 /* ==== pages: page.c ==================================================================== */
 

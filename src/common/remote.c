@@ -68,20 +68,24 @@ static ax_page_t *transit_page(const ax_block_t *b) {
   return page;
 }
 
+/* The block after b in transit, its page in *page: false when b is no carved block or its
+ * link is not in transit (the walk must stop there). */
+static bool transit_next(const ax_block_t *b, ax_page_t **page, ax_block_t **next) {
+  *page = transit_page(b);
+  uintptr_t link = *page ? axi_transit(*page, b) : 0;
+  *next = (ax_block_t *)(link & ~AX_TRANSIT);
+  return link & AX_TRANSIT;
+}
+
 /* Each block of list, in transit, goes alone onto its page's thread_free (an inbox that is
  * closed; a fork child's handler). Its link is read before its CAS, after which nothing
  * touches it. A link out of the pages ends the walk: the rest is lost, never published
  * wrong. */
-uint32_t axi_remote_scatter(ax_block_t *list) {
+static uint32_t scatter(ax_block_t *list) {
   uint32_t n = 0;
-  for (ax_block_t *b = list, *next; b; b = next, n++) {
-    ax_page_t *page = transit_page(b);
-    uintptr_t link = page ? axi_transit(page, b) : 0;
-    if (!(link & AX_TRANSIT))
-      break;
-    next = (ax_block_t *)(link & ~AX_TRANSIT);
+  ax_page_t *page;
+  for (ax_block_t *b = list, *next; b && transit_next(b, &page, &next); b = next, n++)
     axi_remote_push(page, axi_segment_of(page), 1, b, b);
-  }
   return n;
 }
 
@@ -106,7 +110,7 @@ static uint32_t send_to(uintptr_t key, ax_block_t *head, ax_block_t *tail) {
   do {
     if (in == AX_INBOX_CLOSED) {
       axi_set_transit(tail_page, tail, 0);
-      return axi_remote_scatter(head);
+      return scatter(head);
     }
     axi_set_transit(tail_page, tail, in);
   } while (!ax_atomic_cas_release(inbox, &in, (uintptr_t)head));
@@ -140,16 +144,14 @@ static inline unsigned slot_of(uintptr_t key) {
  * batch, read as it changes, is walked safely as long as its blocks' segments are mapped,
  * which they are until the batch is sent and its owner has taken it, emptied their pages and
  * a cache trim unmapped them. */
-static bool batch_has(const ax_block_t *head, uint32_t n, const ax_block_t *b) {
-  const ax_block_t *x = head;
+static bool batch_has(ax_block_t *head, uint32_t n, const ax_block_t *b) {
+  ax_page_t *page;
+  ax_block_t *x = head;
   for (uint32_t j = 0; j < n && j < AX_RB_BATCH && x; j++) {
     if (x == b)
       return true;
-    const ax_page_t *page = transit_page(x);
-    uintptr_t link = page ? axi_transit(page, x) : 0;
-    if (!(link & AX_TRANSIT))
+    if (!transit_next(x, &page, &x))
       return false;
-    x = (const ax_block_t *)(link & ~AX_TRANSIT);
   }
   return false;
 }
@@ -304,16 +306,10 @@ void axi_remote_orphan(ax_heap_t *heap) {
     ax_remote_slot_t *s = &heap->rb.slot[i];
     if (!s->nb || !s->to)
       continue;
-    ax_block_t *b = s->head;
-    uint32_t n = 1;
-    while (b != s->tail && n <= AX_RB_BATCH) {
-      ax_page_t *page = transit_page(b);
-      uintptr_t link = page ? axi_transit(page, b) : 0;
-      if (!(link & AX_TRANSIT))
-        break;
-      b = (ax_block_t *)(link & ~AX_TRANSIT);
-      n++;
-    }
+    ax_page_t *page;
+    ax_block_t *b = s->head, *next;
+    for (uint32_t n = 1; b != s->tail && n <= AX_RB_BATCH && transit_next(b, &page, &next); n++)
+      b = next;
     if (b == s->tail && transit_page(b))
       heap->stats.remote_publishes += send_to(s->to, s->head, s->tail);
     s->nb = 0;
@@ -321,7 +317,7 @@ void axi_remote_orphan(ax_heap_t *heap) {
   heap->rb.open = heap->rb.older = 0;
   uintptr_t in = ax_atomic_xchg_acq_rel(&heap->inbox, AX_INBOX_CLOSED);
   if (in != AX_INBOX_CLOSED)
-    axi_remote_scatter((ax_block_t *)in);
+    scatter((ax_block_t *)in);
 }
 
 /* Send the batches that were open at the previous ageing already, so that no batch waits
