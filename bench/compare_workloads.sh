@@ -17,6 +17,8 @@
 #   AX_EXTRA_PEERS  space-separated "name=/path/to/lib.so" of allocators Debian does not
 #               package (snmalloc, mimalloc 3, rpmalloc built elsewhere), added by "all"
 #                 jemalloc | tcmalloc | mimalloc | tbbmalloc | axmalloc-static
+#               A path may carry environment settings after it, each after an @:
+#               "axthp=build/libaxmalloc.so@AXMALLOC_THP=always" runs that library so.
 #               Default: "default". The first allocator is the reference: its
 #               checksums are the expected ones and ratios are reference/other.
 #   WORKLOADS   space-separated workload names to run (default: every wl_* binary); a name
@@ -25,7 +27,7 @@
 #   WL_TIMEOUT  seconds before one run is killed and counted as failed (default: 120)
 #   RESULTS_DIR results folder (default: BUILD_DIR/results): workloads.md (the table),
 #               workloads.json (per workload and allocator: every run time, median, peak
-#               RSS, time ratios to glibc and to axmalloc), times.dat and rss.dat (the
+#               RSS, median minor page faults, time ratios to glibc and to axmalloc), times.dat and rss.dat (the
 #               medians as columns), and the PNG plots bench/plot.sh makes from them
 #               (needs gnuplot; skipped with a note without it)
 #
@@ -37,7 +39,7 @@
 set -uo pipefail
 export LC_ALL=C
 
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "compare_workloads: error: $*" >&2; exit 2; }
 
 case "${1:-}" in -h|--help) usage; exit 0;; esac
@@ -64,11 +66,13 @@ declare -A PEER=(
 PEER_ORDER=(jemalloc tcmalloc mimalloc tbbmalloc)
 
 ALLOC_NAMES=()
-declare -A ALLOC_PATH=()
-add_alloc() { # name path
+declare -A ALLOC_PATH=() ALLOC_ENV=()
+add_alloc() { # name path[@VAR=value...]
   [[ -v ALLOC_PATH[$1] ]] && return
   ALLOC_NAMES+=("$1")
-  ALLOC_PATH[$1]=$2
+  ALLOC_PATH[$1]=${2%%@*}
+  ALLOC_ENV[$1]=
+  [[ $2 != *@* ]] || ALLOC_ENV[$1]=${2#*@}
 }
 for tok in ${ALLOCATORS:-default}; do
   case $tok in
@@ -129,22 +133,23 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 # ---- running -------------------------------------------------------------------------
-declare -A TIMES=() RSS=() SUM=() FAILED=()
+declare -A TIMES=() RSS=() FLT=() SUM=() FAILED=()
 NFAIL=0
 
 # run_one WORKLOAD ALLOCATOR RUN: one timed run; records time, RSS, checksum or failure.
 run_one() {
   local wl=$1 a=$2 run=$3 key="$1|$2" path=${ALLOC_PATH[$2]}
   local bin=$WL_DIR/${wl%%:*} out=$TMP/out err=$TMP/err tf=$TMP/time
-  local -a cmd args=()
+  local -a cmd args=() envs=()
   [[ $wl != *:* ]] || IFS=, read -r -a args <<<"${wl#*:}"
-  if [[ $path == static ]]; then cmd=(env -u LD_PRELOAD "${bin}_static" "${args[@]}")
-  elif [[ -z $path ]]; then cmd=(env -u LD_PRELOAD "$bin" "${args[@]}")
-  else cmd=(env "LD_PRELOAD=$path" "$bin" "${args[@]}"); fi
+  [[ -z ${ALLOC_ENV[$2]} ]] || IFS=@ read -r -a envs <<<"${ALLOC_ENV[$2]}"
+  if [[ $path == static ]]; then cmd=(env -u LD_PRELOAD "${envs[@]}" "${bin}_static" "${args[@]}")
+  elif [[ -z $path ]]; then cmd=(env -u LD_PRELOAD "${envs[@]}" "$bin" "${args[@]}")
+  else cmd=(env "LD_PRELOAD=$path" "${envs[@]}" "$bin" "${args[@]}"); fi
   : >"$tf"
   local t0=$EPOCHREALTIME rc
   if [[ -n $TIME_BIN ]]; then
-    "$TIME_BIN" -f '%M' -o "$tf" timeout -k 5 "$WL_TIMEOUT" "${cmd[@]}" >"$out" 2>"$err" </dev/null
+    "$TIME_BIN" -f '%M %R' -o "$tf" timeout -k 5 "$WL_TIMEOUT" "${cmd[@]}" >"$out" 2>"$err" </dev/null
   else
     timeout -k 5 "$WL_TIMEOUT" "${cmd[@]}" >"$out" 2>"$err" </dev/null
   fi
@@ -152,8 +157,9 @@ run_one() {
   local t1=$EPOCHREALTIME
   local us=$(( 10#${t1/./} - 10#${t0/./} ))
   local secs; secs=$(printf '%d.%06d' $((us / 1000000)) $((us % 1000000)))
-  local rss_kb; rss_kb=$(tail -n 1 "$tf" 2>/dev/null)
+  local rss_kb flt; read -r rss_kb flt < <(tail -n 1 "$tf" 2>/dev/null)
   [[ $rss_kb =~ ^[0-9]+$ ]] || rss_kb=
+  [[ $flt =~ ^[0-9]+$ ]] || flt=
   local sum="" problem=""
   if (( rc == 124 )); then
     problem="timed out after ${WL_TIMEOUT}s"
@@ -187,13 +193,14 @@ run_one() {
   [[ -v SUM[$wl] ]] || SUM[$wl]=$sum
   TIMES[$key]+="$secs "
   [[ -n $rss_kb ]] && RSS[$key]+="$rss_kb "
+  [[ -n $flt ]] && FLT[$key]+="$flt "
   printf '[%d/%d] %-16s %-16s %8.3f s %8s  %s\n' "$run" "$RUNS" "$wl" "$a" "$secs" \
     "${rss_kb:+$((rss_kb / 1024)) MiB}" "$sum" >&2
 }
 
 echo "compare_workloads: ${#WLS[@]} workloads x ${#ALLOC_NAMES[@]} allocators x $RUNS runs" >&2
 for a in "${ALLOC_NAMES[@]}"; do
-  echo "  $a: ${ALLOC_PATH[$a]:-(no preload)}" >&2
+  echo "  $a: ${ALLOC_PATH[$a]:-(no preload)}${ALLOC_ENV[$a]:+ with ${ALLOC_ENV[$a]//@/ }}" >&2
 done
 for ((run = 1; run <= RUNS; run++)); do
   for wl in "${WLS[@]}"; do
@@ -216,6 +223,7 @@ table() {
   for a in "${ALLOC_NAMES[@]}"; do hdr+=" $a median s |"; sep+="---:|"; done
   for a in "${ALLOC_NAMES[@]:1}"; do hdr+=" ratio $REF/$a |"; sep+="---:|"; done
   for a in "${ALLOC_NAMES[@]}"; do hdr+=" $a peak RSS MiB |"; sep+="---:|"; done
+  for a in "${ALLOC_NAMES[@]}"; do hdr+=" $a minor faults |"; sep+="---:|"; done
   echo "$hdr"; echo "$sep"
   declare -A MED=() LOGSUM=() NLOG=()
   for wl in "${WLS[@]}"; do
@@ -239,6 +247,10 @@ table() {
       local m; m=$(maxof <<<"${RSS[$wl|$a]:-}")
       row+=" $(awk -v k="$m" 'BEGIN { if (k == "") print "-"; else printf "%.1f", k / 1024 }') |"
     done
+    for a in "${ALLOC_NAMES[@]}"; do
+      local f; f=$(median <<<"${FLT[$wl|$a]:-}")
+      row+=" $(awk -v k="$f" 'BEGIN { if (k == "") print "-"; else printf "%.0f", k }') |"
+    done
     echo "$row"
   done
   if (( ${#ALLOC_NAMES[@]} > 1 )); then
@@ -249,7 +261,7 @@ table() {
         row+=" **$(awk -v s="${LOGSUM[$a]}" -v n="${NLOG[$a]}" 'BEGIN { printf "%.3f", exp(s / n) }')** |"
       else row+=" - |"; fi
     done
-    for a in "${ALLOC_NAMES[@]}"; do row+=" |"; done
+    for a in "${ALLOC_NAMES[@]}"; do row+=" | |"; done
     echo "$row"
     echo
     for a in "${ALLOC_NAMES[@]:1}"; do
@@ -279,14 +291,15 @@ ratio() { [[ -n $1 && -n $2 ]] && awk -v x="$1" -v y="$2" 'BEGIN { printf "%.4f"
 write_results() {
   mkdir -p "$RESULTS_DIR" || return 1
   cp "$BUILD_DIR/workloads.md" "$RESULTS_DIR/workloads.md"
-  declare -A MEDS=() PEAK=()
+  declare -A MEDS=() PEAK=() FLTS=()
   local wl a
   for wl in "${WLS[@]}"; do
     for a in "${ALLOC_NAMES[@]}"; do
-      MEDS[$wl|$a]=; PEAK[$wl|$a]=
+      MEDS[$wl|$a]=; PEAK[$wl|$a]=; FLTS[$wl|$a]=
       [[ -v "FAILED[$wl|$a]" ]] && continue
       MEDS[$wl|$a]=$(median <<<"${TIMES[$wl|$a]:-}")
       PEAK[$wl|$a]=$(maxof <<<"${RSS[$wl|$a]:-}")
+      FLTS[$wl|$a]=$(median <<<"${FLT[$wl|$a]:-}")
     done
   done
   {
@@ -299,7 +312,7 @@ write_results() {
     local i=0 sep
     for a in "${ALLOC_NAMES[@]}"; do
       sep=,; (( ++i == ${#ALLOC_NAMES[@]} )) && sep=
-      echo "    {\"name\": $(jstr "$a"), \"preload\": $(jstr "${ALLOC_PATH[$a]}")}$sep"
+      echo "    {\"name\": $(jstr "$a"), \"preload\": $(jstr "${ALLOC_PATH[$a]}"), \"env\": $(jstr "${ALLOC_ENV[$a]//@/ }")}$sep"
     done
     echo "  ],"
     echo "  \"workloads\": {"
@@ -317,7 +330,7 @@ write_results() {
         [[ -v "MEDS[$wl|glibc]" ]] && rg=$(ratio "${MEDS[$wl|$a]}" "${MEDS[$wl|glibc]}")
         [[ -v "MEDS[$wl|axmalloc]" ]] && rx=$(ratio "${MEDS[$wl|$a]}" "${MEDS[$wl|axmalloc]}")
         [[ -v "FAILED[$wl|$a]" ]] && fail=$(jstr "${FAILED[$wl|$a]}")
-        echo "        $(jstr "$a"): {\"times_s\": [$times], \"median_s\": $(jnum "${MEDS[$wl|$a]}"), \"peak_rss_kib\": $(jnum "${PEAK[$wl|$a]}"), \"time_ratio_to_glibc\": $(jnum "$rg"), \"time_ratio_to_axmalloc\": $(jnum "$rx"), \"failed\": $fail}$sep"
+        echo "        $(jstr "$a"): {\"times_s\": [$times], \"median_s\": $(jnum "${MEDS[$wl|$a]}"), \"peak_rss_kib\": $(jnum "${PEAK[$wl|$a]}"), \"minor_faults_median\": $(jnum "${FLTS[$wl|$a]}"), \"time_ratio_to_glibc\": $(jnum "$rg"), \"time_ratio_to_axmalloc\": $(jnum "$rx"), \"failed\": $fail}$sep"
       done
       echo "      }"
       echo "    }$wsep"

@@ -95,6 +95,22 @@ typedef struct ax_info {
   size_t prof_sample;
 } ax_info_t;
 void ax_info(ax_info_t *out);
+/* Transparent huge pages (AXMALLOC_THP): what was chosen, what the kernel offers, and the
+ * bytes advised. A struct of its own: ax_stats_t and ax_info_t keep the layout that programs
+ * built against earlier headers pass in (they are filled whole). */
+typedef struct ax_thp_info {
+  const char *option; /* AXMALLOC_THP: "auto", "never" or "always" */
+  /* the kernel's mode: "always", "madvise", "never", or "absent" (no transparent_hugepage in
+   * sysfs, or no huge page size it gives that a mapping could be aligned to) */
+  const char *kernel;
+  size_t page_size;       /* the kernel's huge page size; 0 when it has none: nothing advised */
+  uint64_t advised;       /* bytes mapped now with madvise(MADV_HUGEPAGE) */
+  uint64_t advised_peak;  /* peak of advised */
+  uint64_t advised_total; /* bytes ever advised so */
+  uint64_t declined;      /* bytes advised MADV_NOHUGEPAGE, total (where the kernel's mode is
+                           * `always`: segments whose pages are purged one by one) */
+} ax_thp_info_t;
+void ax_thp_info(ax_thp_info_t *out);
 /* Write the sampling heap profiler's profile (AXMALLOC_PROF=1) to path, or to
  * <AXMALLOC_PROF_FILE>.<pid>.<seq>.heap when path is NULL, in gperftools' heap-profile format
  * (google-pprof --text prog path). Returns 0, EINVAL when profiling is off, or the errno of the

@@ -21,7 +21,7 @@ LAYERS = [
     ("arch", ["cpu_*", "bulk_*"]),  # src/arch/<arch>: CPU features and the bulk kernels
     ("base", ["state.c", "print.c", "os.c", "bulk.c"]),
     ("maps", ["pagemap.c"]),
-    ("segments", ["segment.c"]),
+    ("segments", ["thp.c", "segment.c"]),
     ("blocks", ["list.c", "huge.c"]),
     ("heap pool", ["pool.c"]),
     ("remote frees", ["remote.c"]),

@@ -15,7 +15,8 @@
  * per page of the destination; free both buffers.
  *
  * stdout: exactly one line "checksum <sum of the sampled bytes>".
- * stderr: per-stage times (max over threads, summed over repeats).
+ * stderr: per-stage times (max over threads, summed over repeats); the page faults taken
+ * (getrusage) and, under axmalloc, the bytes advised for huge pages (wl_stats.h).
  * Exit status 1 on allocation failure or a wrong sampled byte.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -25,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "wl_stats.h"
 
 #define PAGE 4096u
 
@@ -168,6 +171,7 @@ int main(int argc, char **argv) {
           nthreads, repeats, mib, block, prefault, copy, copy > 0 ? mib_copied / copy : 0.0, total);
   free(tids);
   free(args);
+  wl_print_faults("wl_bigbuf");
   printf("checksum %llu\n", (unsigned long long)checksum);
   return 0;
 }

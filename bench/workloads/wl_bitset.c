@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wl_stats.h"
+
 typedef struct bitset_s {
   uint64_t *array;
   size_t arraysize; /* words in use */
@@ -177,6 +179,7 @@ int main(int argc, char **argv) {
 
   fprintf(stderr, "wl_bitset: %lu repeats of ~%zu bits: realloc bits %llu, calloc bits %llu\n",
           repeats, nbits, (unsigned long long)total_realloc, (unsigned long long)total_calloc);
+  wl_print_faults("wl_bitset");
   printf("checksum %llu\n", (unsigned long long)checksum);
   return 0;
 }

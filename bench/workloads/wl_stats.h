@@ -1,4 +1,5 @@
-/* wl_stats.h -- the remote-free counts, when axmalloc is the allocator.
+/* wl_stats.h -- the remote-free counts and the huge pages advised, when axmalloc is the
+ * allocator; the page faults, under any.
  *
  * The workloads are plain libc programs run under every malloc; ax_stats_get is a weak
  * reference, bound when axmalloc is preloaded or linked in (the _static variants) and NULL
@@ -12,12 +13,14 @@
 #define WL_STATS_H
 
 #include <stdio.h>
+#include <sys/resource.h>
 
 #include <axmalloc.h>
 
 #pragma weak ax_stats_get
+#pragma weak ax_thp_info
 
-static void wl_print_remote_stats(const char *name) {
+static inline void wl_print_remote_stats(const char *name) {
   if (!ax_stats_get)
     return;
   ax_stats_t s;
@@ -28,6 +31,23 @@ static void wl_print_remote_stats(const char *name) {
           "%llu\n",
           name, (unsigned long long)s.remote_frees, (unsigned long long)s.remote_publishes, per,
           (unsigned long long)s.remote_drains);
+}
+
+/* The process's page faults so far (getrusage: minor ones are those served without I/O, a
+ * page the kernel zeroes or maps at first touch: the cost of large-buffer setup), and under
+ * axmalloc the peak of bytes it advised for transparent huge pages (AXMALLOC_THP). */
+static inline void wl_print_faults(const char *name) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0)
+    return;
+  fprintf(stderr, "%s: page faults: minor %ld, major %ld", name, ru.ru_minflt, ru.ru_majflt);
+  if (ax_thp_info) {
+    ax_thp_info_t t;
+    ax_thp_info(&t);
+    fprintf(stderr, "; axmalloc advised huge pages for %.1f MiB at most (AXMALLOC_THP=%s)",
+            (double)t.advised_peak / (1 << 20), t.option);
+  }
+  fputc('\n', stderr);
 }
 
 #endif

@@ -12,12 +12,15 @@
  *
  * Usage: wl_vecgrow [rounds [scale]]     (defaults 2 and 1; scale divides the sizes)
  *
- * stdout: exactly one line "checksum <n>". Exit status 1 on failure or a wrong byte.
+ * stdout: exactly one line "checksum <n>"; stderr: the page faults (wl_stats.h). Exit
+ * status 1 on failure or a wrong byte.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "wl_stats.h"
 
 #define MIB ((size_t)1 << 20)
 
@@ -108,6 +111,7 @@ int main(int argc, char **argv) {
       free(b);
     }
   }
+  wl_print_faults("wl_vecgrow");
   printf("checksum %llu\n", (unsigned long long)sum);
   return 0;
 }

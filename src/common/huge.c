@@ -58,6 +58,7 @@ static ax_segment_t *huge_resize(ax_segment_t *seg, size_t old, size_t need) {
   if (!axi_os_remap(seg, old, need) && !(moved = huge_move(seg, old, need)))
     return NULL;
   moved->map_size = need;
+  axi_thp_resized(moved, (intptr_t)need - (intptr_t)old);
   axi_stat_add(&axi_stats.os_reserved, &axi_stats.os_reserved_peak, (intptr_t)need - (intptr_t)old);
   axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak,
                (intptr_t)need - (intptr_t)old);
@@ -160,6 +161,7 @@ static size_t keep_head(ax_segment_t *seg, size_t need, size_t head) {
   if (!tight || head <= need) /* need is a multiple of the OS page */
     return head;
   axi_os_unmap((char *)seg + need, head - need);
+  axi_thp_resized(seg, -(intptr_t)(head - need));
   axi_stat_add(&axi_stats.os_reserved, NULL, -(intptr_t)(head - need));
   axi_stat_add(&axi_stats.os_committed, NULL, -(intptr_t)(head - need));
   return need;
@@ -186,7 +188,7 @@ static ax_segment_t *cache_fit(ax_segment_t *seg, size_t need) {
   size_t head = (need + AX_SEGMENT_MASK) & ~AX_SEGMENT_MASK;
   if (sz >= head + AX_SEGMENT_SIZE) {
     ax_segment_t *tail = (ax_segment_t *)((char *)seg + head);
-    axi_segment_split_off(tail, sz - head);
+    axi_segment_split_off(tail, sz - head, (enum ax_thp_advice)seg->thp);
     if (!cache_put(tail))
       axi_segment_unmap(tail);
   } else {
@@ -218,7 +220,7 @@ static bool grow_over_cached(ax_segment_t *seg, size_t need) {
     size_t head = (need + AX_SEGMENT_MASK) & ~AX_SEGMENT_MASK;
     if (total >= head + AX_SEGMENT_SIZE) { /* joined mappings have no cached neighbour */
       ax_segment_t *tail = (ax_segment_t *)((char *)seg + head);
-      axi_segment_split_off(tail, total - head);
+      axi_segment_split_off(tail, total - head, (enum ax_thp_advice)seg->thp);
       cache_link(tail, cached_ms);
     } else {
       head = total;
@@ -310,12 +312,16 @@ void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
   if (seg)
     seg = cache_fit(seg, need);
   bool fresh = seg == NULL;
-  if (fresh && !(seg = axi_segment_map(AX_KIND_HUGE, need, map_align, map_off))) {
+  if (fresh && map_off == 0 && axi_thp_align(need) > map_align) /* (32 and 512 MiB ones) */
+    seg = axi_segment_map(AX_KIND_HUGE, need, axi_thp_align(need), 0);
+  if (fresh && !seg && !(seg = axi_segment_map(AX_KIND_HUGE, need, map_align, map_off))) {
     /* the OS refused: the caller decides what to release (heap.c) */
     errno = ENOMEM;
     return NULL;
   }
-  if (!fresh)
+  if (fresh)
+    axi_thp_apply(seg, need, AX_KIND_HUGE);
+  else
     ax_atomic_fetch_add_relaxed(&axi_stats.huge_cache_hits, 1);
   heap->stats.huge_allocs++;
   axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak, (intptr_t)seg->map_size);

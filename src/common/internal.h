@@ -6,7 +6,7 @@
  *
  *   base       state.c print.c os.c bulk.c (+ atomic.h, arch.h)
  *   maps       pagemap.c (the segment map is segment.c's)
- *   segments   segment.c
+ *   segments   thp.c segment.c
  *   blocks     list.c huge.c
  *   heap pool  pool.c
  *   remote     remote.c
@@ -83,6 +83,8 @@ AXI_HIDDEN bool axi_os_zero_pages(void *p, size_t size);
 AXI_HIDDEN bool axi_os_resident(const void *p);
 AXI_HIDDEN bool axi_os_remap(void *p, size_t old_size, size_t new_size);
 AXI_HIDDEN bool axi_os_move(void *p, size_t old_size, size_t new_size, void *target);
+AXI_HIDDEN enum ax_thp_kernel axi_os_thp_read(const char *dir, size_t *size);
+AXI_HIDDEN bool axi_os_thp_advise(void *p, size_t size, bool on);
 AXI_HIDDEN int axi_os_open(const char *path, int flags, unsigned mode);
 AXI_HIDDEN long axi_os_read(int fd, void *buf, size_t n);
 AXI_HIDDEN long axi_os_write(int fd, const void *buf, size_t n);
@@ -187,7 +189,17 @@ static inline ax_page_t *axi_page_of(ax_segment_t *seg, const void *p) {
   return &seg->pages[((uintptr_t)p - (uintptr_t)seg) >> seg->page_shift];
 }
 
-/* ==== segments: segment.c ============================================================ */
+/* ==== segments: thp.c segment.c ======================================================= */
+
+/* thp.c: where huge pages are asked for (the policy is at the top of thp.c) */
+AXI_HIDDEN void axi_thp_init(void);
+AXI_HIDDEN size_t axi_thp_size(void);
+AXI_HIDDEN const char *axi_thp_option_name(void);
+AXI_HIDDEN const char *axi_thp_kernel_name(void);
+AXI_HIDDEN void axi_thp_apply(ax_segment_t *seg, size_t size, enum ax_kind kind);
+AXI_HIDDEN void axi_thp_resized(const ax_segment_t *seg, intptr_t delta);
+AXI_HIDDEN size_t axi_thp_align(size_t need);
+AXI_HIDDEN bool axi_thp_purge_clip(const ax_segment_t *seg, uintptr_t *lo, uintptr_t *hi);
 
 /* segment.c */
 AXI_HIDDEN void axi_segment_validate(const ax_segment_t *seg);
@@ -208,7 +220,7 @@ AXI_HIDDEN void axi_segment_foreach(void (*fn)(ax_segment_t *, void *), void *ar
 AXI_HIDDEN ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size, size_t align,
                                          size_t off);
 AXI_HIDDEN void axi_segment_unmap(ax_segment_t *seg);
-AXI_HIDDEN void axi_segment_split_off(ax_segment_t *seg, size_t map_size);
+AXI_HIDDEN void axi_segment_split_off(ax_segment_t *seg, size_t map_size, enum ax_thp_advice thp);
 AXI_HIDDEN void axi_segment_join(ax_segment_t *seg);
 AXI_HIDDEN void axi_segment_hide_meta(ax_segment_t *seg, bool hide);
 AXI_HIDDEN void axi_segment_abandon_all(ax_heap_t *heap);

@@ -25,6 +25,7 @@ static void process_init(void) {
   unsigned long pg = getauxval(AT_PAGESZ);
   axi_os_page = pg ? pg : 4096;
   axi_state_init();
+  axi_thp_init();
   axi_cookie_key = (uintptr_t)axi_random();
   if (axi_options.stats)
     axi_write_keep_stderr(); /* the report at exit must find stderr (print.c) */
@@ -45,6 +46,10 @@ static void process_init(void) {
               axi_bulk_copy_name(), axi_os_page, (size_t)(AX_SEGMENT_SIZE >> 10),
               (size_t)axi_options.purge_delay_ms, axi_checked ? ", checked mode" : "",
               axi_mte_state, axi_prof_on ? "on" : "off");
+  if (axi_options.verbose)
+    axi_write("axmalloc: transparent huge pages %s (kernel: %s, huge page %zu KiB)%s\n",
+              axi_thp_option_name(), axi_thp_kernel_name(), axi_thp_size() >> 10,
+              axi_thp_size() ? "" : ": none to be had, nothing advised");
   if (axi_options.verbose && axi_prof_on)
     axi_write(
         "axmalloc: heap profiling: one sample per %llu B on average, profiles %s.<pid>.*.heap\n",

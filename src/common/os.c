@@ -1,4 +1,4 @@
-/* The OS seam: mappings, files, time and randomness.
+/* The OS seam: mappings, transparent huge pages, files, time and randomness.
  *
  * Everything here may run before constructors, inside dlsym, in a fork child and in TLS
  * destructors: no stdio, no allocation, and errno is restored around every system call
@@ -126,6 +126,75 @@ bool axi_os_resident(const void *p) {
   int rc = mincore((void *)page, 1, &vec);
   errno = saved;
   return rc == 0 && (vec & 1);
+}
+
+/* ---- transparent huge pages ----------------------------------------------------------- */
+/* What the kernel offers (/sys/kernel/mm/transparent_hugepage, or AXMALLOC_THP_SYSFS's
+ * directory in tests): its mode and its huge page size, which depends on the base page
+ * (2 MiB with 4 KiB pages, 32 MiB with 16 KiB, 512 MiB with 64 KiB on AArch64): read, never
+ * assumed. */
+
+/* The first len bytes of dir/name, NUL-terminated; post: the length read, or -1. */
+static long read_small(const char *dir, const char *name, char *buf, size_t len) {
+  char path[256];
+  size_t n = 0;
+  for (const char *s = dir; *s && n < sizeof path - 2; s++)
+    path[n++] = *s;
+  path[n++] = '/';
+  for (const char *s = name; *s && n < sizeof path - 1; s++)
+    path[n++] = *s;
+  path[n] = 0;
+  int fd = axi_os_open(path, O_RDONLY, 0);
+  if (fd < 0)
+    return -1;
+  long r = axi_os_read(fd, buf, len - 1);
+  axi_os_close(fd);
+  buf[r > 0 ? r : 0] = 0;
+  return r;
+}
+
+/* "always [madvise] never": the word in brackets. */
+static enum ax_thp_kernel kernel_mode(const char *s) {
+  for (; *s && *s != '['; s++)
+    ;
+  if (*s++ != '[')
+    return AX_THP_KERNEL_ABSENT;
+  if (s[0] == 'a' && s[1] == 'l')
+    return AX_THP_KERNEL_ALWAYS;
+  if (s[0] == 'm')
+    return AX_THP_KERNEL_MADVISE;
+  return AX_THP_KERNEL_NEVER;
+}
+
+/* post: *size the kernel's huge page size (0 when it has none to offer), and its mode. */
+enum ax_thp_kernel axi_os_thp_read(const char *dir, size_t *size) {
+  int saved = errno;
+  char buf[128];
+  enum ax_thp_kernel mode = AX_THP_KERNEL_ABSENT;
+  uint64_t n = 0;
+  if (read_small(dir, "enabled", buf, sizeof buf) > 0)
+    mode = kernel_mode(buf);
+  if (mode != AX_THP_KERNEL_ABSENT && read_small(dir, "hpage_pmd_size", buf, sizeof buf) > 0)
+    for (const char *s = buf; *s >= '0' && *s <= '9'; s++)
+      n = n * 10 + (uint64_t)(*s - '0');
+  errno = saved;
+  /* a size that is no power of two above the base page is no huge page we can align to */
+  if (mode == AX_THP_KERNEL_NEVER || n <= axi_os_page || (n & (n - 1)))
+    n = 0;
+  if (!n && mode != AX_THP_KERNEL_NEVER)
+    mode = AX_THP_KERNEL_ABSENT;
+  *size = (size_t)n;
+  return mode;
+}
+
+/* Ask for huge pages over [p, p + size) (on), or for none (off): a flag of the mapping,
+ * which mremap carries along. post: false when the kernel refused (nothing changed). */
+bool axi_os_thp_advise(void *p, size_t size, bool on) {
+  int saved = errno;
+  int rc = madvise(p, size, on ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+  errno = saved;
+  ax_atomic_fetch_add_relaxed(&axi_stats.madvise_calls, 1);
+  return rc == 0;
 }
 
 /* ---- files ----------------------------------------------------------------------------- */

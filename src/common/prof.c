@@ -372,6 +372,7 @@ static ax_segment_t *slots_map(void) {
   ax_segment_t *seg = axi_segment_map(AX_KIND_HUGE, AX_SEGMENT_SIZE, AX_SEGMENT_SIZE, 0);
   if (!seg)
     return NULL;
+  axi_thp_apply(seg, AX_SEGMENT_SIZE, AX_KIND_SMALL); /* its 64 KiB slots are purged one by one */
   seg->page_shift = AX_HUGE_PAGE_SHIFT;
   seg->npages = 1;
   seg->used_pages = 1;

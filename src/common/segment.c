@@ -164,6 +164,8 @@ ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size, size_t align, 
   axi_stat_add(&axi_stats.os_reserved, &axi_stats.os_reserved_peak, (intptr_t)map_size);
   axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak, (intptr_t)map_size);
   ax_atomic_fetch_add_relaxed(&axi_stats.segments_live, 1);
+  if (kind != AX_KIND_HUGE) /* (huge blocks advise their own: huge.c; the profiler's slots) */
+    axi_thp_apply(seg, map_size, kind);
   axi_segmap_set(seg, true);
   return seg;
 }
@@ -179,12 +181,13 @@ static bool pagemap_register(ax_segment_t *seg) {
 }
 
 /* A segment-aligned part of a mapping already counted becomes a segment of its own: the
- * tail split off a cached huge mapping (huge.c). pre: its first AX_HUGE_OFFSET bytes are
- * ours to write. */
-void axi_segment_split_off(ax_segment_t *seg, size_t map_size) {
+ * tail split off a cached huge mapping (huge.c), with the advice of the mapping it was part
+ * of (thp.c). pre: its first AX_HUGE_OFFSET bytes are ours to write. */
+void axi_segment_split_off(ax_segment_t *seg, size_t map_size, enum ax_thp_advice thp) {
   AX_TRACK_HIDE_META(seg, AX_HUGE_OFFSET); /* first: memcheck saw this memory freed */
   memset(seg, 0, AX_HUGE_OFFSET);
   seg->kind = AX_KIND_HUGE;
+  seg->thp = (uint8_t)thp;
   seg->map_size = map_size;
   seg->cookie = (uintptr_t)seg ^ axi_cookie_key;
   ax_atomic_fetch_add_relaxed(&axi_stats.segments_live, 1);
@@ -215,6 +218,7 @@ void axi_segment_unmap(ax_segment_t *seg) {
   axi_stat_add(&axi_stats.os_reserved, NULL, -(intptr_t)seg->map_size);
   axi_stat_add(&axi_stats.os_committed, NULL, -(intptr_t)seg->map_size);
   ax_atomic_fetch_add_relaxed(&axi_stats.segments_live, (uintptr_t)-1);
+  axi_thp_resized(seg, -(intptr_t)seg->map_size);
   axi_os_unmap(seg, seg->map_size);
 }
 
@@ -312,6 +316,7 @@ static ax_segment_t *segment_alloc(ax_heap_t *heap, enum ax_kind kind) {
   ax_segment_t *seg = cache_take();
   if (seg) {
     uncount_purged(seg);
+    axi_thp_apply(seg, AX_SEGMENT_SIZE, kind);
     dirty = remap_dirty(seg, shift, n);
     if (kind != seg->kind && (seg->kind == AX_KIND_SMALL || kind == AX_KIND_SMALL)) {
       /* the header grew or shrank over page 0: count page 0 as dirty either way */
@@ -410,8 +415,9 @@ void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page) {
 }
 
 /* Purge the dirty free pages of seg that have been free for the purge delay (all of them if
- * force), one madvise per run of adjacent pages. post: *next is the earliest time one of the
- * others is due, if sooner. */
+ * force), one madvise per run of adjacent pages; in a segment advised for huge pages only the
+ * pages of the run's whole huge pages (axi_thp_purge_clip), the others stay dirty. post: *next
+ * is the earliest time one of the others is due, if sooner. */
 static void purge_segment(ax_segment_t *seg, uint64_t now, bool force, uint64_t *next) {
   uint64_t due = 0;
   for (uint64_t m = seg->dirty_mask; m; m &= m - 1) {
@@ -430,11 +436,17 @@ static void purge_segment(ax_segment_t *seg, uint64_t now, bool force, uint64_t 
     while (j + 1 < seg->npages && ((due >> (j + 1)) & 1))
       j++;
     uint64_t run = all_pages(j + 1) & ~all_pages(i);
+    due &= ~run;
     uintptr_t lo = (page_start(seg, i) + axi_os_page - 1) & ~(axi_os_page - 1);
-    axi_os_purge((void *)lo, (page_end(seg, j) & ~(axi_os_page - 1)) - lo);
+    uintptr_t hi = page_end(seg, j) & ~(axi_os_page - 1);
+    if (!axi_thp_purge_clip(seg, &lo, &hi))
+      continue;
+    for (unsigned k = i; k <= j; k++) /* the pages wholly inside: all of them, unclipped */
+      if (page_start(seg, k) < lo || page_end(seg, k) > hi)
+        run &= ~((uint64_t)1 << k);
+    axi_os_purge((void *)lo, hi - lo);
     seg->dirty_mask &= ~run;
     seg->purged_mask |= run;
-    due &= ~run;
   }
 }
 

@@ -97,6 +97,13 @@ void ax_stats_print(void) {
   axi_write("  remote frees       %llu (CASes %llu, inboxes taken %llu)\n",
             (unsigned long long)s.remote_frees, (unsigned long long)s.remote_publishes,
             (unsigned long long)s.remote_drains);
+  ax_thp_info_t t;
+  ax_thp_info(&t);
+  axi_write("  huge pages         %s (kernel %s, %llu KiB): advised %llu B (peak %llu B, total "
+            "%llu B), declined %llu B\n",
+            t.option, t.kernel, (unsigned long long)t.page_size >> 10,
+            (unsigned long long)t.advised, (unsigned long long)t.advised_peak,
+            (unsigned long long)t.advised_total, (unsigned long long)t.declined);
   axi_write("  class  block size      mallocs   live (this thread)\n");
   for (unsigned c = 1; c < AX_CLASSES; c++)
     if (s.class_mallocs[c] || s.class_live[c])
@@ -126,4 +133,16 @@ void ax_info(ax_info_t *out) {
   out->mte = axi_mte_state;
   out->prof_sample = axi_prof_on ? (size_t)axi_prof_rate() : 0;
   out->page_size = axi_os_page;
+}
+
+void ax_thp_info(ax_thp_info_t *out) {
+  if (axi_tls_heap == &axi_heap_empty)
+    axi_heap_get(); /* (as ax_info) */
+  out->option = axi_thp_option_name();
+  out->kernel = axi_thp_kernel_name();
+  out->page_size = axi_thp_size();
+  out->advised = ax_atomic_load_relaxed(&axi_stats.thp_advised);
+  out->advised_peak = ax_atomic_load_relaxed(&axi_stats.thp_advised_peak);
+  out->advised_total = ax_atomic_load_relaxed(&axi_stats.thp_advised_total);
+  out->declined = ax_atomic_load_relaxed(&axi_stats.thp_declined);
 }

@@ -210,6 +210,7 @@ typedef struct ax_segment {
   uint8_t page_shift;
   uint16_t npages;
   uint8_t prof_slots; /* a huge-kind segment of the profiler's sampled blocks (prof.c) */
+  uint8_t thp;        /* enum ax_thp_advice: what its mapping was advised (thp.c) */
   ax_page_t pages[] __attribute__((aligned(128)));
 } ax_segment_t;
 
@@ -364,9 +365,21 @@ static inline bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_blo
 
 /* ---- settings, counters, locks, caches of segments ------------------------------------ */
 
+/* Transparent huge pages: what AXMALLOC_THP asks for, what the kernel offers, and the advice
+ * a mapping carries (ax_segment_t.thp): thp.c. */
+enum ax_thp_option { AX_THP_AUTO, AX_THP_NEVER, AX_THP_ALWAYS };
+enum ax_thp_kernel {
+  AX_THP_KERNEL_ABSENT,
+  AX_THP_KERNEL_NEVER,
+  AX_THP_KERNEL_MADVISE,
+  AX_THP_KERNEL_ALWAYS
+};
+enum ax_thp_advice { AX_THP_ADV_NONE, AX_THP_ADV_HUGE, AX_THP_ADV_NOHUGE };
+
 typedef struct ax_options {
   int stats, verbose;
   uint64_t purge_delay_ms;
+  enum ax_thp_option thp;
 } ax_options_t;
 
 typedef struct ax_global_stats {
@@ -377,6 +390,7 @@ typedef struct ax_global_stats {
   ax_atomic_word huge_cache_hits, heaps_live;
   ax_atomic_word huge_allocs;
   ax_atomic_word remote_frees, remote_publishes, remote_drains;
+  ax_atomic_word thp_advised, thp_advised_peak, thp_advised_total, thp_declined;
   ax_atomic_word class_mallocs[AX_CLASSES];
 } ax_global_stats_t;
 
