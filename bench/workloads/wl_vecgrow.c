@@ -12,13 +12,15 @@
  *
  * Usage: wl_vecgrow [rounds [scale]]     (defaults 2 and 1; scale divides the sizes)
  *
- * stdout: exactly one line "checksum <n>"; stderr: the page faults (wl_stats.h). Exit
+ * stdout: exactly one line "checksum <n>"; stderr: each phase's time, the page faults
+ * (wl_stats.h). Exit
  * status 1 on failure or a wrong byte.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "wl_stats.h"
 
@@ -42,6 +44,12 @@ static unsigned char *grow(unsigned char *v, size_t have, size_t want) {
   return v;
 }
 
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static uint64_t check(const unsigned char *v, size_t n) {
   for (size_t i = 0; i < n; i += 4093)
     if (v[i] != (unsigned char)(i * 131 + 7))
@@ -58,7 +66,9 @@ int main(int argc, char **argv) {
   enum { NV = 16, NS = 512 };
   static unsigned char *v[NV], *sv[NS];
   static size_t len[NV], target[NV];
+  double t_vec = 0, t_small = 0, t_zeroed = 0;
   for (int r = 0; r < rounds; r++) {
+    double t0 = now();
     for (int k = 0; k < NV; k++) /* 1, 5, 9, .. 61 MiB */
       target[k] = (1 + (size_t)((k * 7 + r) % NV) * 4) * MIB / scale, len[k] = 0, v[k] = NULL;
     for (int more = 1; more;) {
@@ -83,6 +93,7 @@ int main(int argc, char **argv) {
       sum += check(v[k], len[k]);
       free(v[k]);
     }
+    double t1 = now();
     size_t slen = 0;
     for (size_t want = 16; want <= (128 << 10) / scale + 16; want *= 2) {
       for (int k = 0; k < NS; k++)
@@ -94,6 +105,7 @@ int main(int argc, char **argv) {
       free(sv[k]);
       sv[k] = NULL;
     }
+    double t2 = now();
     for (int t = 0; t < 8; t++) {
       size_t n = 4096;
       unsigned char *b = calloc(1, n);
@@ -110,7 +122,10 @@ int main(int argc, char **argv) {
         sum += b[i];
       free(b);
     }
+    t_vec += t1 - t0, t_small += t2 - t1, t_zeroed += now() - t2;
   }
+  fprintf(stderr, "wl_vecgrow: %d rounds: vectors %.3f s, small %.3f s, zeroed %.3f s\n", rounds,
+          t_vec, t_small, t_zeroed);
   wl_print_faults("wl_vecgrow");
   printf("checksum %llu\n", (unsigned long long)sum);
   return 0;

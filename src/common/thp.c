@@ -103,6 +103,21 @@ size_t axi_thp_align(size_t need) {
   return advised && huge_page > AX_SEGMENT_SIZE && need >= huge_page ? huge_page : 0;
 }
 
+/* The bytes a huge mapping of need bytes takes: where huge blocks are advised, up to the next
+ * huge page boundary, so that its last huge page lies whole inside the mapping and faults in
+ * as one (the kernel gives a huge page only to an aligned range the mapping covers whole). A
+ * fresh block takes it when that wastes at most an eighth; a growing one always (a realloc
+ * that grows a block is followed by writes up to its new end, and the next growth uses the
+ * rest: wl_vecgrow's tails, faulted in 4 KiB pages while the mapping ended short of a
+ * boundary, were most of its page faults). Only where mappings are aligned to the huge page
+ * (it is no bigger than a segment). */
+size_t axi_thp_round(size_t need, bool growing) {
+  if (advice_for(AX_KIND_HUGE) != AX_THP_ADV_HUGE || huge_page > AX_SEGMENT_SIZE)
+    return need;
+  size_t up = (need + huge_page - 1) & ~(huge_page - 1);
+  return up >= need && (growing || up - need <= need / 8) ? up : need;
+}
+
 /* A purge of [*lo, *hi) in seg: where seg is advised for huge pages, only the whole huge pages
  * inside it go (a part would split one). post: false when nothing is left to purge. */
 bool axi_thp_purge_clip(const ax_segment_t *seg, uintptr_t *lo, uintptr_t *hi) {
