@@ -25,6 +25,10 @@
 #               may carry its arguments after a colon, separated by commas:
 #               "wl_larson:50000,100,2,20000,16,1024" (the table names it so)
 #   WL_TIMEOUT  seconds before one run is killed and counted as failed (default: 120)
+#   AX_COMPACT  1: compact the kernel's memory before every run (root: /proc/sys/vm/
+#               compact_memory), so that no run pays for the fragmentation the one before it
+#               left: a huge page fault (transparent huge pages) compacts when no free huge
+#               page is left, and a run after 1 GiB freed in 4 KiB pages took 9x as long
 #   RESULTS_DIR results folder (default: BUILD_DIR/results): workloads.md (the table),
 #               workloads.json (per workload and allocator: every run time, median, peak
 #               RSS, median minor page faults, time ratios to glibc and to axmalloc), times.dat and rss.dat (the
@@ -39,7 +43,7 @@
 set -uo pipefail
 export LC_ALL=C
 
-usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "compare_workloads: error: $*" >&2; exit 2; }
 
 case "${1:-}" in -h|--help) usage; exit 0;; esac
@@ -147,6 +151,8 @@ run_one() {
   elif [[ -z $path ]]; then cmd=(env -u LD_PRELOAD "${envs[@]}" "$bin" "${args[@]}")
   else cmd=(env "LD_PRELOAD=$path" "${envs[@]}" "$bin" "${args[@]}"); fi
   : >"$tf"
+  [[ ${AX_COMPACT:-0} != 1 ]] || echo 1 >/proc/sys/vm/compact_memory 2>/dev/null ||
+    { echo "compare_workloads: AX_COMPACT=1 needs root (/proc/sys/vm/compact_memory)" >&2; AX_COMPACT=0; }
   local t0=$EPOCHREALTIME rc
   if [[ -n $TIME_BIN ]]; then
     "$TIME_BIN" -f '%M %R' -o "$tf" timeout -k 5 "$WL_TIMEOUT" "${cmd[@]}" >"$out" 2>"$err" </dev/null

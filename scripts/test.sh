@@ -16,6 +16,8 @@
 #   native/isa=<k>      ... with AXMALLOC_FORCE_ISA=<k> for each x86 bulk kernel (the tests
 #                       labelled `kernel`, tests/paths.cmake)
 #   native/page=<n>     ... with AXMALLOC_PAGE_SIZE=16384 and 65536
+#   native/thp=<v>[,page=<n>] ... with AXMALLOC_THP=never and always (auto is the default), on
+#                       4, 16 and 64 KiB pages: the tests labelled `thp` (tests/paths.cmake)
 #   glibc-tests         scripts/glibc_tests.sh: glibc 2.36's own malloc/tst-* (Debian's
 #                       glibc-source) preloaded and linked statically against build/
 #   glibc-tests/prof    ... 14 of them again with the heap profiler sampling every 4 KiB
@@ -23,7 +25,8 @@
 #                       run time; ctest under qemu-aarch64 with QEMU_CPU=max (LSE, SVE) and
 #                       cortex-a57 (ARMv8.0, no LSE) with forced MT, 64 KiB pages with memory
 #                       tagging (AXMALLOC_MTE=1, max; 16 KiB pages: the native pass), each
-#                       NEON kernel (`kernel` tests), the heap profiler on (as native/prof)
+#                       NEON kernel (`kernel` tests), the heap profiler on (as native/prof),
+#                       AXMALLOC_THP=always on 4 and 16 KiB pages and never on 64 KiB (`thp`)
 #   aarch64-lse/max     build-aarch64-lse/   -DAX_AARCH64_ATOMICS=lse (needs an ARMv8.1 CPU);
 #                       this and the next two run the `atomics` and `race` tests (the
 #                       atomic primitives, and threads interleaved at the remote-free points)
@@ -231,6 +234,14 @@ if ax_configure "$NATIVE_DIR" "" -DAX_BUILD_FUZZ=ON "${EXTRA_CMAKE_ARGS[@]}" && 
       run_ctest "native/page=$ps" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_PAGE_SIZE=$ps -- \
         -E "$excl" "${more[@]}"
     done
+    # transparent huge pages advised everywhere and nowhere, on each page size (auto, the
+    # default, is every other pass): the tests that see how mappings are advised and purged
+    for thp in never always; do
+      for ps in "" 16384 65536; do
+        run_ctest "native/thp=$thp${ps:+,page=$ps}" "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_THP=$thp \
+          ${ps:+AXMALLOC_PAGE_SIZE=$ps} -- -L thp -E "$VARIANT_EXCLUDE"
+      done
+    done
     # (glibc's own malloc under the same tests, the harness's proof, is left to local runs:
     # `bash scripts/glibc_tests.sh build`)
     # (TIMEOUTFACTOR=3: tst-mallocfork2 and 3 take 53-97 s of their 100 s here, glibc's own
@@ -313,6 +324,9 @@ if [[ ${AX_SKIP_CROSS:-0} != 1 ]]; then
     # the heap profiler sampling every 4 KiB, as native/prof (70 s; the profiles at exit land
     # in the tests' directory as axprof.<pid>.final.heap)
     runs+=("max,AXMALLOC_PROF=1,AXMALLOC_PROF_SAMPLE=4096,NOLABEL=noprof")
+    # transparent huge pages advised everywhere (4 and 16 KiB pages) and nowhere (64 KiB)
+    runs+=("max,AXMALLOC_THP=always,LABEL=thp" "max,AXMALLOC_THP=always,AXMALLOC_PAGE_SIZE=16384,LABEL=thp")
+    runs+=("max,AXMALLOC_THP=never,AXMALLOC_PAGE_SIZE=65536,LABEL=thp")
   fi
   cross_stage "$CROSS_DIR" runtime "${runs[@]}"
   if [[ ${AX_QUICK:-0} != 1 ]]; then

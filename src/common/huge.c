@@ -306,7 +306,7 @@ void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
   size_t map_align = map_align_of(align);
   size_t map_off = align > AX_SEGMENT_SIZE ? AX_SEGMENT_SIZE : 0;
   /* (a block of 0 bytes is inside it too) */
-  size_t need = axi_thp_round(page_round(off + (size ? size : 1)), false);
+  size_t need = axi_thp_round(page_round(off + (size ? size : 1)));
   /* cached mappings are segment-aligned: they serve up to one segment of alignment */
   ax_segment_t *seg = align <= AX_SEGMENT_SIZE ? cache_take(need) : NULL;
   size_t reused = seg ? seg->map_size : 0; /* bytes of the mapping that are not fresh */
@@ -374,7 +374,7 @@ void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size) {
   if (need <= old && need >= old / 2)
     return p;
   if (need > old)
-    need = axi_thp_round(need, true);
+    need = axi_thp_round(need);
   ax_segment_t *moved = seg;
   if (need > old && grow_over_cached(seg, need))
     need = seg->map_size;

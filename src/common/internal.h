@@ -199,7 +199,7 @@ AXI_HIDDEN const char *axi_thp_kernel_name(void);
 AXI_HIDDEN void axi_thp_apply(ax_segment_t *seg, size_t size, enum ax_kind kind);
 AXI_HIDDEN void axi_thp_resized(const ax_segment_t *seg, intptr_t delta);
 AXI_HIDDEN size_t axi_thp_align(size_t need);
-AXI_HIDDEN size_t axi_thp_round(size_t need, bool growing);
+AXI_HIDDEN size_t axi_thp_round(size_t need);
 AXI_HIDDEN bool axi_thp_purge_clip(const ax_segment_t *seg, uintptr_t *lo, uintptr_t *hi);
 
 /* segment.c */

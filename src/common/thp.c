@@ -104,18 +104,18 @@ size_t axi_thp_align(size_t need) {
 }
 
 /* The bytes a huge mapping of need bytes takes: where huge blocks are advised, up to the next
- * huge page boundary, so that its last huge page lies whole inside the mapping and faults in
- * as one (the kernel gives a huge page only to an aligned range the mapping covers whole). A
- * fresh block takes it when that wastes at most an eighth; a growing one always (a realloc
- * that grows a block is followed by writes up to its new end, and the next growth uses the
- * rest: wl_vecgrow's tails, faulted in 4 KiB pages while the mapping ended short of a
- * boundary, were most of its page faults). Only where mappings are aligned to the huge page
- * (it is no bigger than a segment). */
-size_t axi_thp_round(size_t need, bool growing) {
+ * huge page boundary when that wastes at most an eighth, so that its last huge page lies whole
+ * inside the mapping and faults in as one (the kernel gives a huge page only to an aligned
+ * range the mapping covers whole: wl_vecgrow's growing tails, faulted in 4 KiB pages while the
+ * mapping ended short of a boundary, were most of its page faults). Not more: the rest of that
+ * last huge page is resident once the block's end is touched (wl_bitset's blocks of a power of
+ * two and a header, rounded up always: peak RSS +15%). Only where mappings are aligned to the
+ * huge page (it is no bigger than a segment). */
+size_t axi_thp_round(size_t need) {
   if (advice_for(AX_KIND_HUGE) != AX_THP_ADV_HUGE || huge_page > AX_SEGMENT_SIZE)
     return need;
   size_t up = (need + huge_page - 1) & ~(huge_page - 1);
-  return up >= need && (growing || up - need <= need / 8) ? up : need;
+  return up >= need && up - need <= need / 8 ? up : need;
 }
 
 /* A purge of [*lo, *hi) in seg: where seg is advised for huge pages, only the whole huge pages
