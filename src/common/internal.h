@@ -197,6 +197,7 @@ AXI_HIDDEN size_t axi_thp_size(void);
 AXI_HIDDEN const char *axi_thp_option_name(void);
 AXI_HIDDEN const char *axi_thp_kernel_name(void);
 AXI_HIDDEN void axi_thp_apply(ax_segment_t *seg, size_t size, enum ax_kind kind);
+AXI_HIDDEN void axi_thp_decline(ax_segment_t *seg, size_t size);
 AXI_HIDDEN void axi_thp_resized(const ax_segment_t *seg, intptr_t delta);
 AXI_HIDDEN size_t axi_thp_align(size_t need);
 AXI_HIDDEN size_t axi_thp_round(size_t need);

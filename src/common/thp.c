@@ -71,11 +71,8 @@ static void count(intptr_t delta) {
     ax_atomic_fetch_add_relaxed(&axi_stats.thp_advised_total, (uintptr_t)delta);
 }
 
-/* A mapping of size bytes at seg becomes (or is again, from a cache) a segment of kind: give
- * it kind's advice unless it has it already. A mapping keeps its advice when it comes back as
- * another kind that wants none (NONE means: whatever the kernel does by default). */
-void axi_thp_apply(ax_segment_t *seg, size_t size, enum ax_kind kind) {
-  enum ax_thp_advice want = advice_for(kind);
+/* seg's mapping (size bytes) takes advice want, unless it has it already or want is NONE. */
+static void advise(ax_segment_t *seg, size_t size, enum ax_thp_advice want) {
   if (want == AX_THP_ADV_NONE || want == seg->thp)
     return;
   if (!axi_os_thp_advise(seg, size, want == AX_THP_ADV_HUGE))
@@ -87,6 +84,20 @@ void axi_thp_apply(ax_segment_t *seg, size_t size, enum ax_kind kind) {
   else
     ax_atomic_fetch_add_relaxed(&axi_stats.thp_declined, size);
   seg->thp = (uint8_t)want;
+}
+
+/* A mapping of size bytes at seg becomes (or is again, from a cache) a segment of kind: give
+ * it kind's advice unless it has it already. A mapping keeps its advice when it comes back as
+ * another kind that wants none (NONE means: whatever the kernel does by default). */
+void axi_thp_apply(ax_segment_t *seg, size_t size, enum ax_kind kind) {
+  advise(seg, size, advice_for(kind));
+}
+
+/* A mapping that must have no huge page whatever the option (the profiler's slot segments):
+ * MADV_NOHUGEPAGE where the kernel would give it one, or where it was advised before. */
+void axi_thp_decline(ax_segment_t *seg, size_t size) {
+  bool would = huge_page && (kernel == AX_THP_KERNEL_ALWAYS || seg->thp == AX_THP_ADV_HUGE);
+  advise(seg, size, would ? AX_THP_ADV_NOHUGE : AX_THP_ADV_NONE);
 }
 
 /* seg's mapping grew or shrank by delta bytes (its advice goes with it), or went (-size). */
