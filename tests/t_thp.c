@@ -181,21 +181,9 @@ int main(int argc, char **argv) {
     /* 64 KiB blocks, one kept in 64: their segments stay, and a trim purges their empty
      * pages, in whole huge pages where segments are advised, else in OS pages */
     enum { N = 640 };
-    static char *blocks[N];
-    for (int i = 0; i < N; i++) {
-      blocks[i] = malloc(64 << 10);
-      CHECK(blocks[i] != NULL);
-      memset(blocks[i], 0x5a, 64 << 10);
-    }
-    for (int i = 0; i < N; i++)
-      if (i % 64 != 0)
-        free(blocks[i]);
-    ax_stats_t a, b;
-    ax_stats_get(&a);
-    malloc_trim(0);
-    ax_stats_get(&b);
+    static void *blocks[N];
+    uint64_t purged = trim_scattered(blocks, N);
     size_t unit = segs_on && !sampled ? expect_size : info.page_size;
-    uint64_t purged = b.os_purged - a.os_purged;
     CHECKF(segs_on && !sampled && expect_size > SEGMENT ? purged == 0
                                                         : purged > 0 && purged % unit == 0,
            "purged %llu B, not whole %zu B pages", (unsigned long long)purged, unit);
@@ -205,7 +193,7 @@ int main(int argc, char **argv) {
         CHECK(z != NULL);
         for (size_t j = 0; j < (64 << 10); j += 997)
           CHECK(z[j] == 0);
-        blocks[i] = (char *)z;
+        blocks[i] = z;
       }
     for (int i = 0; i < N; i++)
       free(blocks[i]);

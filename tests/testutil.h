@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <axmalloc.h>
 
@@ -74,6 +75,25 @@ static inline void check_axmalloc_active(void) {
 
 /* Work scale factor in (0, 1]: AX_TEST_SCALE=0.1 (e.g. under qemu) does a tenth of the
  * work. scaled(n) never returns less than 1. */
+/* Dirty n blocks of 64 KiB, free all but one in 64 (so their segments stay and their empty
+ * pages are purged rather than unmapped), then malloc_trim(0). post: the bytes the trim
+ * purged; blocks[i] is live for i % 64 == 0, freed otherwise. */
+static inline uint64_t trim_scattered(void **blocks, int n) {
+  for (int i = 0; i < n; i++) {
+    blocks[i] = malloc(64 << 10);
+    CHECK(blocks[i] != NULL);
+    memset(blocks[i], 0x5a, 64 << 10);
+  }
+  for (int i = 0; i < n; i++)
+    if (i % 64 != 0)
+      free(blocks[i]);
+  ax_stats_t a, b;
+  ax_stats_get(&a);
+  malloc_trim(0);
+  ax_stats_get(&b);
+  return b.os_purged - a.os_purged;
+}
+
 static inline size_t scaled(size_t n) {
   const char *s = getenv("AX_TEST_SCALE");
   double f = s ? atof(s) : 1.0;
