@@ -9,7 +9,8 @@
  * AXMALLOC_THP=always advises every mapping, and purges inside segments then give back whole
  * huge pages only; AXMALLOC_THP=never advises none (and says MADV_NOHUGEPAGE where the
  * kernel's mode is `always`). Where the kernel has no huge pages (mode `never`, or no
- * transparent_hugepage directory), nothing is ever advised, whatever the option.
+ * transparent_hugepage directory), nothing is ever advised, whatever the option. The
+ * profiler's slot segments never take huge pages (axi_thp_decline).
  */
 #include <stdlib.h>
 
