@@ -73,8 +73,6 @@ static inline void check_axmalloc_active(void) {
   free(p);
 }
 
-/* Work scale factor in (0, 1]: AX_TEST_SCALE=0.1 (e.g. under qemu) does a tenth of the
- * work. scaled(n) never returns less than 1. */
 /* Dirty n blocks of 64 KiB, free all but one in 64 (so their segments stay and their empty
  * pages are purged rather than unmapped), then malloc_trim(0). post: the bytes the trim
  * purged; blocks[i] is live for i % 64 == 0, freed otherwise. */
@@ -94,6 +92,8 @@ static inline uint64_t trim_scattered(void **blocks, int n) {
   return b.os_purged - a.os_purged;
 }
 
+/* Work scale factor in (0, 1]: AX_TEST_SCALE=0.1 (e.g. under qemu) does a tenth of the
+ * work. scaled(n) never returns less than 1. */
 static inline size_t scaled(size_t n) {
   const char *s = getenv("AX_TEST_SCALE");
   double f = s ? atof(s) : 1.0;
