@@ -221,8 +221,7 @@ static void test_mallinfo_trim(void) {
   ax_thp_info_t thp;
   ax_thp_info(&thp);
   size_t keep = 2 * MIB + (strcmp(thp.option, "always") == 0 ? 2 * thp.page_size : 0);
-  CHECKF(m3.keepcost < keep, "keepcost %llu after malloc_trim (at most %zu)", U(m3.keepcost),
-         keep);
+  CHECKF(m3.keepcost < keep, "keepcost %llu after malloc_trim (at most %zu)", U(m3.keepcost), keep);
   r = malloc_trim(0);
   CHECKF(r == 0, "a second malloc_trim(0) returned %d", r);
   free(ps);
