@@ -26,7 +26,7 @@ add_test(NAME t_options.stats COMMAND t_options stats)
 set_tests_properties(t_options.stats PROPERTIES
   ENVIRONMENT "AXMALLOC_STATS=1" ENVIRONMENT_MODIFICATION "AXMALLOC_VERBOSE=unset:"
   # this process's own at-exit report, after main returned
-  PASS_REGULAR_EXPRESSION "t_options stats: OK\n(.*\n)?axmalloc stats:"
+  PASS_REGULAR_EXPRESSION "t_options stats: OK\n(.*\n)?axmalloc stats \\(pid [0-9]+\\):"
   FAIL_REGULAR_EXPRESSION "CHECK failed")
 add_test(NAME t_options.verbose COMMAND t_options verbose)
 set_tests_properties(t_options.verbose PROPERTIES

@@ -25,9 +25,9 @@ if(CMAKE_SCRIPT_MODE_FILE)
   if(NOT out MATCHES "OK")
     message(FATAL_ERROR "${AX_PROG} did not print OK")
   endif()
-  string(FIND "${err}" "axmalloc stats:" pos)
+  string(FIND "${err}" "axmalloc stats (pid " pos)
   if(pos EQUAL -1)
-    message(FATAL_ERROR "AXMALLOC_STATS=1: no 'axmalloc stats:' on stderr: the program "
+    message(FATAL_ERROR "AXMALLOC_STATS=1: no 'axmalloc stats (pid N):' on stderr: the program "
                         "does not run axmalloc (glibc's malloc linked instead?)")
   endif()
   string(SUBSTRING "${err}" ${pos} -1 stats)

@@ -219,11 +219,19 @@ launch PATH="$W/adir:$PATH" -- onpath.sh
 banner="axmalloc: version $version,"
 launch -- --stats -- ls /
 m=$(sed -n 's/^ *mallocs *\([0-9][0-9]*\).*/\1/p' <<<"$err" | head -n 1)
-if [ "$rc" -ne 0 ] || ! grep -qx usr <<<"$out" || ! grep -qx 'axmalloc stats:' <<<"$err" ||
+if [ "$rc" -ne 0 ] || ! grep -qx usr <<<"$out" || ! grep -qxE 'axmalloc stats \(pid [0-9]+\):' <<<"$err" ||
   [ -z "$m" ] || [ "$m" -eq 0 ]; then
   fail "--stats ls /: exit $rc, stdout: $(tr '\n' ' ' <<<"$out"); stderr: $err"
 else
   ok "--stats -- ls /: lists /usr, axmalloc stats with mallocs $m"
+fi
+# The per-class rows: each number right-aligned under its title, as the header's widths say.
+rows=$(sed -n '/^  class  block size       mallocs  live (this thread)$/,$p' <<<"$err" | sed 1d)
+bad=$(grep -vE '^  [ 0-9]{5}  [ 0-9]{10}  [ 0-9]{12}  [ 0-9]{18}$' <<<"$rows" || true)
+if [ -z "$rows" ] || [ -n "$bad" ]; then
+  fail "--stats: class rows missing or not aligned under the header: '$bad'"
+else
+  ok "--stats: $(wc -l <<<"$rows") class rows aligned under the header"
 fi
 printf 'pear\napple\nfig\nbanana\n' >"$W/in"
 launch -- --verbose -- sort

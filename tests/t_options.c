@@ -73,13 +73,32 @@ static int env_on(const char *name) {
   return v && *v && strcmp(v, "0") != 0;
 }
 
-static void first_line(char *dst, size_t cap, const char *src) {
-  size_t i = 0;
-  while (src[i] && src[i] != '\n' && i + 1 < cap) {
-    dst[i] = src[i];
-    i++;
+/* The per-class rows sit under the header's titles: "  class  block size       mallocs  live
+ * (this thread)", each number right-aligned in its title's width (5, 10, 12 and 18). */
+static void check_class_rows(const char *report) {
+  static const char title[] = "  class  block size       mallocs  live (this thread)\n";
+  const char *row = strstr(report, title);
+  CHECKF(row != NULL, "no class table header in: %s", report);
+  static const int widths[] = {5, 10, 12, 18};
+  int rows = 0;
+  for (row += strlen(title); *row; rows++) {
+    const char *p = row;
+    for (int col = 0; col < 4; col++) {
+      CHECKF(p[0] == ' ' && p[1] == ' ', "row %d: no two-space gap before column %d: %.60s", rows,
+             col, row);
+      p += 2;
+      int digits = 0, w = 0;
+      for (; w < widths[col] && *p == ' '; w++, p++)
+        ;
+      for (; w < widths[col] && *p >= '0' && *p <= '9'; w++, p++)
+        digits++;
+      CHECKF(w == widths[col] && digits > 0, "row %d, column %d is not %d wide: %.60s", rows, col,
+             widths[col], row);
+    }
+    CHECKF(*p == '\n', "row %d is longer than the header: %.60s", rows, row);
+    row = p + 1;
   }
-  dst[i] = 0;
+  CHECKF(rows > 0, "no class rows in: %s", report);
 }
 
 static void check_stats_print(void) {
@@ -89,8 +108,10 @@ static void check_stats_print(void) {
     keep[i] = malloc(16 + (size_t)i * 100);
   size_t n = capture_stats_print();
   CHECKF(n > 0, "ax_stats_print() printed nothing");
-  CHECKF(strncmp(out, "axmalloc stats:", 15) == 0, "ax_stats_print() output starts with: %.80s",
-         out);
+  char head[64];
+  snprintf(head, sizeof head, "axmalloc stats (pid %d):\n", (int)getpid());
+  CHECKF(strncmp(out, head, strlen(head)) == 0, "ax_stats_print() output starts with: %.80s", out);
+  check_class_rows(out);
   CHECKF(strchr(out, '\n') != NULL && n > 40, "ax_stats_print() output is too short: %s", out);
   for (int i = 0; i < 50; i++)
     free(keep[i]);
@@ -108,18 +129,18 @@ int main(int argc, char **argv) {
     }
   } else if (strcmp(mode, "stats") == 0) {
     CHECK(env_on("AXMALLOC_STATS"));
-    char want[256], got[256];
-    capture_stats_print();
-    first_line(want, sizeof want, out);
     size_t n = capture_child_exit();
     CHECKF(n > 0, "AXMALLOC_STATS=1: nothing printed at exit");
-    /* the report may follow other lines (e.g. verbose ones): find its header */
-    const char *h = strstr(out, "axmalloc stats:");
-    CHECKF(h != NULL && (h == out || h[-1] == '\n'), "no \"axmalloc stats:\" line at exit: %.300s",
-           out);
-    first_line(got, sizeof got, h);
-    CHECKF(strcmp(want, got) == 0, "exit header \"%s\" != ax_stats_print header \"%s\"", got, want);
-    CHECK(strlen(h) > 40);
+    /* the report may follow other lines (e.g. verbose ones): find its header, which names
+     * the child that exited, not this process */
+    const char *h = strstr(out, "axmalloc stats (pid ");
+    CHECKF(h != NULL && (h == out || h[-1] == '\n'),
+           "no \"axmalloc stats (pid\" line at exit: %.300s", out);
+    int pid = 0, end = 0;
+    CHECKF(sscanf(h, "axmalloc stats (pid %d):%n", &pid, &end) == 1 && end > 0 && h[end] == '\n',
+           "exit header is not \"axmalloc stats (pid N):\": %.60s", h);
+    CHECKF(pid > 0 && pid != (int)getpid(), "exit header names pid %d, the child was not it", pid);
+    check_class_rows(h);
   } else if (strcmp(mode, "verbose") == 0) {
     CHECK(env_on("AXMALLOC_VERBOSE"));
     for (int i = 0; i < 100; i++)

@@ -3,7 +3,7 @@
 # t_progs: large real programs with and without LD_PRELOAD=libaxmalloc.so. Each workload
 # runs twice, plainly and preloaded with AXMALLOC_STATS=1; the two runs must exit with the
 # same status and print the same stdout, and the preloaded run must show on stderr an
-# "axmalloc stats:" report with a non-zero mallocs count (axmalloc really served it).
+# "axmalloc stats (pid N):" report with a non-zero mallocs count (axmalloc really served it).
 #
 # usage: [T_PROGS="python sqlite3 ..."] t_progs.sh /path/to/libaxmalloc.so
 #   T_PROGS picks some of the workloads (python sqlite3 lua perl gcc git stress-ng); default all.
@@ -81,11 +81,11 @@ need() {
 # report and one of them counts mallocs > 0. Sets STATS to "<n> reports, mallocs up to <max>".
 stats_check() {
   local name=$1 file=$2 nrep maxm
-  read -r nrep maxm < <(awk '/^axmalloc stats:$/ { n++; want = 1; next }
+  read -r nrep maxm < <(awk '/^axmalloc stats \(pid [0-9]+\):$/ { n++; want = 1; next }
              want && $1 == "mallocs" { if ($2 + 0 > max) max = $2 + 0; want = 0 }
              END { print n + 0, max + 0 }' "$file")
   if [ "$nrep" -eq 0 ]; then
-    fail "$name: the preloaded run printed no 'axmalloc stats:' (axmalloc not used?)"
+    fail "$name: the preloaded run printed no 'axmalloc stats (pid N):' (axmalloc not used?)"
   elif [ "$maxm" -eq 0 ]; then
     fail "$name: axmalloc stats say mallocs 0 in all $nrep report(s)"
   fi

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -54,13 +55,30 @@ static void out_nocancel(const char *buf, size_t n) {
   errno = saved;
 }
 
-/* A printf subset: %s %d %zu %llu %p %x. Writes to stderr, not cancellable. */
-/* A printf subset into a 256-byte buffer, written out whenever it fills: a report or a fatal
- * error on a small stack or in a signal handler costs 400 bytes of it at most (t_stack). */
+/* A number, padded to its width: right-aligned, or left-aligned with '-' (reports' columns). */
+static char *put_num(char *o, char *end, uint64_t v, unsigned base, bool neg, unsigned width,
+                     bool left) {
+  char tmp[24], *t = tmp;
+  if (neg)
+    *t++ = '-';
+  t = put_u(t, tmp + sizeof tmp, v, base);
+  size_t n = (size_t)(t - tmp), pad = width > n ? width - n : 0;
+  for (; !left && pad && o < end; pad--)
+    *o++ = ' ';
+  for (t = tmp; n && o < end; n--)
+    *o++ = *t++;
+  for (; left && pad && o < end; pad--)
+    *o++ = ' ';
+  return o;
+}
+
+/* A printf subset: %s %d %zu %llu %p %x, with a width (%8llu, %-12s) for reports' columns.
+ * Into a 256-byte buffer, written out whenever it fills: a report or a fatal error on a small
+ * stack or in a signal handler costs 400 bytes of it at most (t_stack). Not cancellable. */
 static void vwrite(const char *fmt, va_list ap) {
   char buf[256], *o = buf, *end = buf + sizeof buf;
   for (; *fmt; fmt++) {
-    if (o >= end - 24) { /* (room for one number) */
+    if (o >= end - 64) { /* (room for one padded number) */
       out_nocancel(buf, (size_t)(o - buf));
       o = buf;
     }
@@ -69,18 +87,22 @@ static void vwrite(const char *fmt, va_list ap) {
       continue;
     }
     fmt++;
+    bool left = *fmt == '-';
+    fmt += left;
+    unsigned width = 0;
+    for (; *fmt >= '0' && *fmt <= '9'; fmt++)
+      width = width * 10 + (unsigned)(*fmt - '0');
+    if (width > 32)
+      width = 32;
     if (*fmt == 'z' || *fmt == 'l') {
       while (*fmt == 'z' || *fmt == 'l')
         fmt++;
-      o = *fmt == 'x' ? put_u(o, end, va_arg(ap, uint64_t), 16)
-                      : put_u(o, end, va_arg(ap, uint64_t), 10);
+      o = put_num(o, end, va_arg(ap, uint64_t), *fmt == 'x' ? 16 : 10, false, width, left);
     } else if (*fmt == 'd') {
       int v = va_arg(ap, int);
-      if (v < 0 && o < end)
-        *o++ = '-';
-      o = put_u(o, end, v < 0 ? -(uint64_t)v : (uint64_t)v, 10);
+      o = put_num(o, end, v < 0 ? -(uint64_t)v : (uint64_t)v, 10, v < 0, width, left);
     } else if (*fmt == 'x') {
-      o = put_u(o, end, va_arg(ap, unsigned), 16);
+      o = put_num(o, end, va_arg(ap, unsigned), 16, false, width, left);
     } else if (*fmt == 'p') {
       if (o + 2 <= end) {
         *o++ = '0';
@@ -88,13 +110,19 @@ static void vwrite(const char *fmt, va_list ap) {
       }
       o = put_u(o, end, (uintptr_t)va_arg(ap, void *), 16);
     } else if (*fmt == 's') {
-      for (const char *s = va_arg(ap, const char *); *s; s++) {
+      const char *s = va_arg(ap, const char *);
+      size_t n = strlen(s);
+      for (size_t pad = width > n ? width - n : 0; !left && pad && o < end; pad--)
+        *o++ = ' ';
+      for (; *s; s++) {
         if (o == end) {
           out_nocancel(buf, sizeof buf);
           o = buf;
         }
         *o++ = *s;
       }
+      for (size_t pad = width > n ? width - n : 0; left && pad && o < end; pad--)
+        *o++ = ' ';
     } else if (*fmt == '%') {
       *o++ = '%';
     } else {

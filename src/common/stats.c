@@ -1,6 +1,7 @@
 /* Statistics: process-wide counters updated on slow paths only, per-heap counters merged
  * in when a thread exits, and a report that needs no stdio (AXMALLOC_STATS=1 at exit). */
 #include <string.h>
+#include <unistd.h>
 
 #include "bulk.h"
 #include "internal.h"
@@ -75,7 +76,7 @@ void ax_stats_get(ax_stats_t *out) {
 void ax_stats_print(void) {
   ax_stats_t s;
   ax_stats_get(&s);
-  axi_write("axmalloc stats:\n"
+  axi_write("axmalloc stats (pid %d):\n"
             "  mallocs            %llu\n"
             "  huge allocs        %llu (cache hits %llu)\n"
             "  in use (pages)     %llu B (peak %llu B)\n"
@@ -85,7 +86,7 @@ void ax_stats_print(void) {
             "  syscalls           mmap %llu, munmap %llu, madvise %llu, mremap %llu\n"
             "  segments           live %llu, abandoned %llu, reclaimed %llu\n"
             "  thread heaps live  %llu\n",
-            (unsigned long long)s.mallocs, (unsigned long long)s.huge_allocs,
+            (int)getpid(), (unsigned long long)s.mallocs, (unsigned long long)s.huge_allocs,
             (unsigned long long)s.huge_cache_hits, (unsigned long long)s.in_use,
             (unsigned long long)s.in_use_peak, (unsigned long long)s.os_reserved,
             (unsigned long long)s.os_reserved_peak, (unsigned long long)s.os_committed,
@@ -104,10 +105,11 @@ void ax_stats_print(void) {
             t.option, t.kernel, (unsigned long long)t.page_size >> 10,
             (unsigned long long)t.advised, (unsigned long long)t.advised_peak,
             (unsigned long long)t.advised_total, (unsigned long long)t.declined);
-  axi_write("  class  block size      mallocs   live (this thread)\n");
+  /* the columns' widths are the header's: each number right-aligned under its title */
+  axi_write("  class  block size       mallocs  live (this thread)\n");
   for (unsigned c = 1; c < AX_CLASSES; c++)
     if (s.class_mallocs[c] || s.class_live[c])
-      axi_write("  %d %llu %llu %llu\n", (int)c, (unsigned long long)axi_class_size(c),
+      axi_write("  %5d  %10llu  %12llu  %18llu\n", (int)c, (unsigned long long)axi_class_size(c),
                 (unsigned long long)s.class_mallocs[c], (unsigned long long)s.class_live[c]);
 }
 
