@@ -2,7 +2,8 @@
 # t_launcher: the axmalloc launcher of the build tree (<build>/axmalloc, configured from
 # src/launcher/axmalloc.in to preload the build tree's libaxmalloc.so.0):
 #   1. --version, --help and -h (every option and variable listed), exit 0;
-#   2. usage errors exit 2 with the usage on stderr; a missing library 125, a program that
+#   2. usage errors exit 2 with one line on stderr (the mistake, and where the help is); a
+#      missing library 125, a program that
 #      is not executable 126, one that cannot be found 127, each with a message;
 #   3. the variables each option sets (the environment `env` sees through it), LD_PRELOAD
 #      kept behind the library, AXMALLOC_LIB (absolute and relative), options after the
@@ -105,21 +106,30 @@ for h in --help -h; do
 done
 
 # ---- 2. errors ----------------------------------------------------------------------------
+# usage_rc NAME MESSAGE: exit 2, and stderr is one line: MESSAGE and the hint to --help.
+usage_rc() {
+  expect_rc "$1" 2 "$2"
+  local lines
+  lines=$(wc -l <<<"$err")
+  if [ "$lines" -ne 1 ] || ! grep -qF "(axmalloc --help lists the options)" <<<"$err"; then
+    fail "$1: a usage error is one line ending in the hint to --help, not $lines: $err"
+  fi
+}
 launch --
-expect_rc "no arguments" 2 "usage: axmalloc"
+usage_rc "no arguments" "no program to run: axmalloc [OPTION]... [--] PROGRAM"
 launch -- --stats --verbose
-expect_rc "options, no program" 2 "no program"
+usage_rc "options, no program" "no program"
 launch -- --stats --
-expect_rc "--, no program" 2 "usage: axmalloc"
+usage_rc "--, no program" "no program"
 launch -- --bogus -- true
-expect_rc "unknown option" 2 "unknown option '--bogus'"
+usage_rc "unknown option" "unknown option '--bogus'"
 launch -- -x true
-expect_rc "unknown short option" 2 "unknown option '-x'"
-for bad in "--sample 12k" "--sample -5" "--sample=" "--sample=1e6" "--sample" "--prof" \
-  "--prof=" "--prof --"; do
+usage_rc "unknown short option" "unknown option '-x'"
+for bad in "--sample 12q" "--sample -5" "--sample=" "--sample=1e6" "--sample" "--sample 0k" \
+  "--sample=kk" "--prof" "--prof=" "--prof --"; do
   read -r -a words <<<"$bad"
   launch -- "${words[@]}" true
-  expect_rc "bad argument: $bad" 2 "usage: axmalloc"
+  usage_rc "bad argument: $bad" "axmalloc: "
 done
 launch -- -- axmalloc-no-such-program-xyz arg
 expect_rc "program not on PATH" 127 "axmalloc-no-such-program-xyz"
@@ -182,6 +192,8 @@ seen -- --sample 65536
 expect_env "--sample BYTES" "$P" AXMALLOC_PROF_SAMPLE=65536
 seen -- --sample=4096
 expect_env "--sample=BYTES" "$P" AXMALLOC_PROF_SAMPLE=4096
+seen -- --sample 64k
+expect_env "--sample 64k (the library reads k, m, g)" "$P" AXMALLOC_PROF_SAMPLE=64k
 seen AXMALLOC_PROF_SIGNAL=12 -- --stats --verbose --check --leaks --prof "$W/prof/r" \
   --sample 1024 --
 expect_env "every option, AXMALLOC_PROF_SIGNAL of the caller" "$P" AXMALLOC_STATS=1 \
