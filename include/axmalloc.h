@@ -121,6 +121,31 @@ void ax_stats_print(void);
 /* Size of the blocks of class c (0 when c is out of range). */
 size_t ax_class_size(unsigned c);
 
+/* Statistics and controls by name, called as jemalloc's mallctl: reads copy the value to
+ * *oldp when *oldlenp is its size, writes take *newp when newlen is its size. Returns 0, or
+ * ENOENT (no such name), EINVAL (a wrong length or value), EPERM (a write to a read-only
+ * name, a read of a write-only one), or the action's error (prof.dump); errno is kept.
+ *
+ *   version             const char *  r   "0.1"
+ *   epoch               uint64_t      rw  figures are taken when read; writing counts it up
+ *   stats.allocated     size_t        r   bytes of live blocks (usable sizes), the process's
+ *   stats.active        size_t        r   bytes of the pages holding live blocks, and huge
+ *                                         blocks' mappings
+ *   stats.resident      size_t        r   bytes mapped and not purged (RSS's upper bound)
+ *   stats.mapped        size_t        r   bytes mapped from the OS
+ *   stats.retained      size_t        r   mapped bytes purged (mapped - resident)
+ *   thread.allocated    uint64_t      r   bytes the calling thread allocated, in total
+ *   thread.deallocated  uint64_t      r   bytes of them freed since (by any thread, once
+ *                                         the calling thread collected the free; huge blocks
+ *                                         count where they are freed)
+ *   purge.delay_ms      uint64_t      rw  AXMALLOC_PURGE_DELAY_MS, from now on
+ *   purge               void          w   return free memory to the OS now (ax_trim(0))
+ *   prof.active         bool          rw  sampling on (AXMALLOC_PROF=1 started it) or paused
+ *   prof.dump           const char *  w   write a profile (ax_prof_dump; NULL: the default)
+ *
+ * Blocks the heap profiler sampled are not in stats.allocated and the thread figures. */
+int ax_ctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }

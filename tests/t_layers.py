@@ -30,7 +30,7 @@ LAYERS = [
     ("heaps", ["heap.c"]),
     ("modes", ["mte.c", "check.c", "prof_unwind.c", "prof.c", "prof_dump.c"]),
     ("lifecycle", ["lifecycle.c"]),
-    ("entry", ["ptr.c", "alloc.c", "free.c", "override.c", "stats.c", "new_delete.cc",
+    ("entry", ["ptr.c", "alloc.c", "free.c", "override.c", "stats.c", "ctl.c", "new_delete.cc",
                "cxx_replaced.c"]),
     ("test-only", ["hooks.c", "validate.c"]),  # the hooks build's (tests/race.cmake)
 ]

@@ -88,5 +88,8 @@ static inline uintptr_t ax_atomic_fetch_or_acq_rel(ax_atomic_word *p, uintptr_t 
 static inline void ax_compiler_fence(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 static inline void ax_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
 static inline void ax_fence_acquire(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
+/* A store before it is seen by every thread before a load after it runs (Dekker: the segment
+ * walk's gate, segment.c). */
+static inline void ax_fence_full(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 #endif

@@ -325,6 +325,8 @@ void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
   else
     ax_atomic_fetch_add_relaxed(&axi_stats.huge_cache_hits, 1);
   heap->stats.huge_allocs++;
+  heap->stats.huge_bytes += seg->map_size - off;
+  ax_atomic_fetch_add_relaxed(&axi_stats.huge_live, seg->map_size - off);
   axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak, (intptr_t)seg->map_size);
   void *p = huge_setup(seg, off);
   /* a fresh mapping reads as zero; a cached one was no-access since its free */
@@ -355,9 +357,22 @@ ax_segment_t *axi_huge_aligned_header(const void *p) {
   return seg->kind == AX_KIND_HUGE && seg->pages[0].area == a ? seg : NULL;
 }
 
+/* The calling thread's counts for ax_ctl's thread.deallocated and thread.allocated (ctl.c);
+ * none for a thread without a heap (axi_heap_empty is every such thread's). */
+static void huge_count_freed(size_t freed, size_t made) {
+  ax_heap_t *heap = axi_tls_heap;
+  if (heap != &axi_heap_empty) {
+    heap->stats.huge_freed_bytes += freed;
+    heap->stats.huge_bytes += made;
+  }
+}
+
 void axi_huge_free(ax_segment_t *seg) {
   AX_TRACK_FREE((void *)seg->pages[0].area);
   seg->pages[0].in_use = 0; /* a second free of it is now an invalid pointer */
+  size_t usable = seg->map_size - (seg->pages[0].area - (uintptr_t)seg);
+  huge_count_freed(usable, 0);
+  ax_atomic_fetch_add_relaxed(&axi_stats.huge_live, -(uintptr_t)usable);
   axi_stat_add(&axi_stats.in_use, NULL, -(intptr_t)seg->map_size);
   if (!cache_put(seg))
     axi_segment_unmap(seg);
@@ -391,6 +406,8 @@ void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size) {
   }
 #endif
   axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak, (intptr_t)need - (intptr_t)old);
+  huge_count_freed(old - off, need - off); /* a resize: the old block freed, a new one made */
+  ax_atomic_fetch_add_relaxed(&axi_stats.huge_live, (uintptr_t)(need - old));
   return (char *)moved + off;
 }
 

@@ -219,6 +219,7 @@ AXI_HIDDEN void axi_segmap_set(ax_segment_t *seg, bool on);
 /* Calls fn on every small, medium and large segment in the segment map, in address order.
  * pre: no other thread maps or unmaps one meanwhile (a fork child's handler, a test). */
 AXI_HIDDEN void axi_segment_foreach(void (*fn)(ax_segment_t *, void *), void *arg);
+AXI_HIDDEN uint64_t axi_segment_live_bytes(void); /* every page's live blocks (ax_ctl) */
 AXI_HIDDEN ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size, size_t align,
                                          size_t off);
 AXI_HIDDEN void axi_segment_unmap(ax_segment_t *seg);
@@ -468,6 +469,8 @@ AXI_HIDDEN void axi_check_carve(ax_page_t *page, ax_block_t *first, uint32_t n);
 AXI_HIDDEN void axi_prof_init(void);
 AXI_HIDDEN void axi_prof_ready(void);
 AXI_HIDDEN uint64_t axi_prof_rate(void);
+AXI_HIDDEN void axi_prof_set_active(bool on); /* ax_ctl's prof.active (sampling paused) */
+AXI_HIDDEN bool axi_prof_active(void);
 AXI_HIDDEN const char *axi_prof_prefix(void);
 AXI_HIDDEN void *axi_prof_malloc(ax_heap_t *heap, size_t size, bool zero);
 AXI_HIDDEN void axi_prof_huge(void *p, size_t size);

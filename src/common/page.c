@@ -480,6 +480,7 @@ bool axi_page_reclaim(ax_heap_t *heap) {
       if (last)
         break; /* the segment went to the cache */
     } else {
+      heap->stats.adopted_bytes += (uint64_t)axi_page_live(page) * page->block_size;
       axi_page_queue_push(heap, page);
     }
   }

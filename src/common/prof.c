@@ -114,6 +114,11 @@ static void start(ax_heap_t *heap) {
 
 /* ---- which allocations are sampled ----------------------------------------------------- */
 
+/* ax_ctl's prof.active: sampling paused and resumed while the program runs. The mode itself
+ * (the sampled blocks' own places, free's routing) stays on, so the samples taken before
+ * keep their stacks and the profile's scaling stays right for the time it was active. */
+static bool paused;
+
 /* axi_prof_take's rarer part (internal.h): a heap's first count (nothing is sampled before
  * the constructors ran, see ready), or class c's turn to be sampled (a new interval drawn).
  * post: true: sample this allocation. */
@@ -128,8 +133,11 @@ bool axi_prof_take_slow(ax_heap_t *heap, unsigned c) {
   ph->left[c] = skip_count(ph, axi_class_size(c));
   if (ph->aside)
     axi_cache_unaside(heap, c);
-  return true;
+  return !ax_peek(&paused); /* while paused, the turn passes and the next is drawn */
 }
+
+void axi_prof_set_active(bool on) { ax_poke(&paused, !on); }
+bool axi_prof_active(void) { return axi_prof_on && !ax_peek(&paused); }
 
 /* ---- malloc's slow path while sampling -------------------------------------------------- */
 

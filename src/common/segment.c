@@ -18,13 +18,24 @@ _Static_assert(sizeof(ax_segment_t) + AX_MAX_PAGES * sizeof(ax_page_t) <= AX_SMA
 
 ax_atomic_word axi_segmap[AX_MAP_BITS / (8 * sizeof(uintptr_t))];
 
+/* Threads reading other heaps' segments now (axi_segment_walk_live). */
+static ax_atomic_word walkers;
+
+/* Every bit cleared is a segment about to be unmapped, moved or joined: it waits for the walks
+ * that may have seen it set (walkers are rare: ax_ctl's statistics). The clear, a full fence,
+ * then walkers read; the walk: walkers written, a full fence, then the map read. So either the
+ * walk sees the bit clear, or this sees the walk and waits for it. */
 void axi_segmap_set(ax_segment_t *seg, bool on) {
   const unsigned w = 8 * sizeof(uintptr_t);
   uintptr_t i = (uintptr_t)seg >> AX_SEGMENT_SHIFT, bit = (uintptr_t)1 << (i % w);
-  if (on)
+  if (on) {
     ax_atomic_fetch_or_acq_rel(&axi_segmap[i / w], bit);
-  else
-    ax_atomic_fetch_and_acq_rel(&axi_segmap[i / w], ~bit);
+    return;
+  }
+  ax_atomic_fetch_and_acq_rel(&axi_segmap[i / w], ~bit);
+  ax_fence_full();
+  while (ax_atomic_load_acquire(&walkers))
+    ax_arch_pause();
 }
 
 static unsigned kind_shift(enum ax_kind kind) {
@@ -596,6 +607,44 @@ void axi_segment_foreach(void (*fn)(ax_segment_t *, void *), void *arg) {
       }
     }
   }
+}
+
+/* Bytes of the live blocks in every page of every segment, whoever owns it (ax_ctl's
+ * stats.allocated): read while their heaps change them, so exact only for pages that no other
+ * thread changes meanwhile. No segment goes away during the walk (the gate above); a header
+ * just mapped or being reset is skipped by its cookie and kind, and its counts bounded. */
+uint64_t axi_segment_live_bytes(void) {
+  ax_atomic_fetch_add_relaxed(&walkers, 1);
+  ax_fence_full();
+  uint64_t bytes = 0;
+  const unsigned w = 8 * sizeof(uintptr_t),
+                 per_region = 1u << (AX_PM_L2_BITS + AX_SLICE_SHIFT - AX_SEGMENT_SHIFT);
+  for (unsigned r = 0; r < (1u << AX_PM_L1_BITS); r++) {
+    if (!axi_pagemap_region_used(r))
+      continue;
+    for (unsigned i = r * per_region; i < (r + 1) * per_region; i += w)
+      for (uintptr_t m = ax_atomic_load_acquire(&axi_segmap[i / w]); m; m &= m - 1) {
+        ax_segment_t *seg =
+            (ax_segment_t *)((uintptr_t)(i + (unsigned)__builtin_ctzl(m)) << AX_SEGMENT_SHIFT);
+        if (ax_peek(&seg->cookie) != ((uintptr_t)seg ^ axi_cookie_key))
+          continue;
+        unsigned kind = ax_peek(&seg->kind), n = ax_peek(&seg->npages);
+        if (kind >= AX_KIND_HUGE || n > AX_MAX_PAGES)
+          continue;
+        for (unsigned k = 0; k < n; k++) {
+          const ax_page_t *page = &seg->pages[k];
+          if (!ax_peek(&page->in_use))
+            continue;
+          uint32_t used = ax_peek(&page->used), pinned = ax_peek(&page->pinned);
+          uint32_t cap = ax_peek(&page->capacity);
+          uint32_t live = used - pinned <= cap ? used - pinned : 0;
+          bytes += (uint64_t)live * ax_peek(&page->block_size);
+        }
+      }
+  }
+  ax_fence_release(); /* the reads above are done before an unmapper sees walkers drop */
+  ax_atomic_fetch_add_relaxed(&walkers, (uintptr_t)-1);
+  return bytes;
 }
 
 /* ---- fork ------------------------------------------------------------------------- */

@@ -227,14 +227,6 @@ typedef struct ax_segq {
   ax_segment_t *first;
 } ax_segq_t;
 
-/* Per-thread statistics, merged into the global ones at thread exit. */
-typedef struct ax_heap_stats {
-  uint64_t class_mallocs[AX_CLASSES];
-  uint64_t huge_allocs;
-  uint64_t remote_frees, remote_publishes; /* blocks freed into other threads' pages; CASes */
-  uint64_t remote_drains;                  /* exchanges that took this heap's inbox */
-} ax_heap_stats_t;
-
 /* The heap's cache of freed mid-size blocks (cache.c): a stack per class of AX_CACHE_FIRST
  * (1,280 B) .. AX_CACHE_LAST (256 KiB), of at most AX_CACHE_SLOTS blocks and about
  * AX_CACHE_BYTES (at least one block). t_cache checks the bounds against axi_class_of. */
@@ -244,6 +236,18 @@ typedef struct ax_heap_stats {
 #define AX_CACHE_N (AX_CACHE_LAST - AX_CACHE_FIRST + 1)
 #define AX_CACHE_SLOTS 16u
 #define AX_CACHE_BYTES ((size_t)64 << 10)
+
+/* Per-thread statistics, merged into the global ones at thread exit. */
+typedef struct ax_heap_stats {
+  uint64_t class_mallocs[AX_CLASSES];
+  uint64_t huge_allocs;
+  uint64_t remote_frees, remote_publishes; /* blocks freed into other threads' pages; CASes */
+  uint64_t remote_drains;                  /* exchanges that took this heap's inbox */
+  /* for ax_ctl's thread.allocated and thread.deallocated (ctl.c): huge bytes this thread
+   * allocated and freed, the live bytes of the segments it reclaimed */
+  uint64_t huge_bytes, huge_freed_bytes, adopted_bytes;
+} ax_heap_stats_t;
+
 typedef struct ax_cache {
   /* One freed block, of class last_cls, apart from the stacks (a free fills it when it is
    * empty): its address is the heap's, not its class's, so the next malloc's load of it
@@ -391,6 +395,7 @@ typedef struct ax_global_stats {
   ax_atomic_word huge_allocs;
   ax_atomic_word remote_frees, remote_publishes, remote_drains;
   ax_atomic_word thp_advised, thp_advised_peak, thp_advised_total, thp_declined;
+  ax_atomic_word huge_live; /* bytes of the live huge blocks (their usable sizes) */
   ax_atomic_word class_mallocs[AX_CLASSES];
 } ax_global_stats_t;
 

@@ -1,0 +1,266 @@
+/* ax_ctl: every name's figure checked against a workload of known sizes, every control's
+ * effect, and the errors (unknown name, wrong length, read-only, write-only).
+ *
+ *   t_ctl          the figures and controls, profiler off
+ *   t_ctl prof     with AXMALLOC_PROF=1 AXMALLOC_PROF_SAMPLE=4096: prof.active pauses sampling
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static size_t get_size(const char *name) {
+  size_t v = 0, len = sizeof v;
+  int rc = ax_ctl(name, &v, &len, NULL, 0);
+  CHECKF(rc == 0, "ax_ctl(%s) = %d", name, rc);
+  return v;
+}
+
+static uint64_t get_u64(const char *name) {
+  uint64_t v = 0;
+  size_t len = sizeof v;
+  int rc = ax_ctl(name, &v, &len, NULL, 0);
+  CHECKF(rc == 0, "ax_ctl(%s) = %d", name, rc);
+  return v;
+}
+
+static void check_errors(void) {
+  size_t v, len = sizeof v;
+  CHECK(ax_ctl("no.such.name", &v, &len, NULL, 0) == ENOENT);
+  CHECK(ax_ctl("stats", &v, &len, NULL, 0) == ENOENT); /* a prefix is no name */
+  CHECK(ax_ctl(NULL, &v, &len, NULL, 0) == EINVAL);
+  len = 4;
+  CHECK(ax_ctl("stats.allocated", &v, &len, NULL, 0) == EINVAL);
+  len = sizeof v;
+  CHECK(ax_ctl("stats.allocated", NULL, &len, NULL, 0) == EINVAL);
+  CHECK(ax_ctl("stats.allocated", NULL, NULL, &v, sizeof v) == EPERM);
+  uint64_t ms = 5;
+  CHECK(ax_ctl("purge.delay_ms", NULL, NULL, &ms, 4) == EINVAL);
+  CHECK(ax_ctl("purge", &v, &len, NULL, 0) == EPERM);
+  CHECK(ax_ctl("purge", NULL, NULL, &ms, sizeof ms) == EINVAL);
+  const char *path = "/nonexistent";
+  size_t plen = sizeof path;
+  CHECK(ax_ctl("prof.dump", &path, &plen, NULL, 0) == EPERM);
+  errno = 1234;
+  CHECK(ax_ctl("no.such.name", NULL, NULL, NULL, 0) == ENOENT);
+  CHECK(errno == 1234); /* kept */
+}
+
+static void check_version_epoch(void) {
+  const char *ver = NULL;
+  size_t len = sizeof ver;
+  CHECK(ax_ctl("version", &ver, &len, NULL, 0) == 0);
+  char want[32];
+  snprintf(want, sizeof want, "%d.%d", AX_VERSION_MAJOR, AX_VERSION_MINOR);
+  CHECKF(ver && strcmp(ver, want) == 0, "version %s, header says %s", ver ? ver : "NULL", want);
+  uint64_t e = get_u64("epoch"), one = 1;
+  CHECK(ax_ctl("epoch", NULL, NULL, &one, sizeof one) == 0);
+  CHECK(get_u64("epoch") == e + 1);
+}
+
+/* stats.allocated moves by exactly the usable sizes allocated and freed, small, mid-size
+ * (through the cache) and huge; thread.allocated and thread.deallocated count them too. */
+static void check_bytes(void) {
+  enum { N = 1000, M = 100, H = 3 };
+  static void *small[N], *mid[M], *huge[H];
+  size_t a0 = get_size("stats.allocated");
+  uint64_t t0 = get_u64("thread.allocated"), d0 = get_u64("thread.deallocated");
+  size_t want = 0;
+  for (int i = 0; i < N; i++) {
+    small[i] = malloc(100);
+    want += malloc_usable_size(small[i]);
+  }
+  for (int i = 0; i < M; i++) {
+    mid[i] = malloc(4000);
+    want += malloc_usable_size(mid[i]);
+  }
+  for (int i = 0; i < H; i++) {
+    huge[i] = malloc((size_t)(2 + i) << 20);
+    want += malloc_usable_size(huge[i]);
+  }
+  size_t a1 = get_size("stats.allocated");
+  uint64_t t1 = get_u64("thread.allocated");
+  CHECKF(a1 - a0 == want, "stats.allocated grew by %zu, the blocks hold %zu", a1 - a0, want);
+  CHECKF(t1 - t0 == want, "thread.allocated grew by %llu, the blocks hold %zu",
+         (unsigned long long)(t1 - t0), want);
+  CHECK(get_u64("thread.deallocated") == d0);
+
+  size_t freed = 0;
+  for (int i = 0; i < M; i += 2) { /* half of the mid-size blocks: into the cache */
+    freed += malloc_usable_size(mid[i]);
+    free(mid[i]);
+  }
+  for (int i = 0; i < N; i++) {
+    freed += malloc_usable_size(small[i]);
+    free(small[i]);
+  }
+  freed += malloc_usable_size(huge[0]);
+  free(huge[0]);
+  size_t a2 = get_size("stats.allocated");
+  CHECKF(a1 - a2 == freed, "stats.allocated fell by %zu, %zu were freed", a1 - a2, freed);
+  uint64_t d2 = get_u64("thread.deallocated");
+  CHECKF(d2 - d0 == freed, "thread.deallocated grew by %llu, %zu were freed",
+         (unsigned long long)(d2 - d0), freed);
+
+  /* blocks taken again from the cache are allocations again */
+  size_t usable = malloc_usable_size(mid[1]);
+  for (int i = 0; i < 1000; i++)
+    free(malloc(4000));
+  CHECKF(get_u64("thread.allocated") - t1 == 1000 * usable, "cache round trips: +%llu",
+         (unsigned long long)(get_u64("thread.allocated") - t1));
+  CHECK(get_u64("thread.deallocated") - d2 == 1000 * usable);
+  CHECK(get_size("stats.allocated") == a2);
+
+  /* a huge block grown in place or moved: the old size freed, the new one allocated */
+  size_t hu = malloc_usable_size(huge[1]);
+  huge[1] = realloc(huge[1], (size_t)16 << 20);
+  CHECK(huge[1] != NULL);
+  size_t hn = malloc_usable_size(huge[1]);
+  CHECK(get_size("stats.allocated") == a2 + hn - hu);
+
+  for (int i = 1; i < M; i += 2)
+    free(mid[i]);
+  for (int i = 1; i < H; i++)
+    free(huge[i]);
+  CHECK(get_u64("thread.allocated") - get_u64("thread.deallocated") == t0 - d0);
+  CHECKF(get_size("stats.allocated") == a0, "after every free: %zu, before: %zu",
+         get_size("stats.allocated"), a0);
+}
+
+/* The page and mapping figures bound each other. */
+static void check_bounds(void) {
+  void *keep = malloc(100 << 10);
+  size_t allocated = get_size("stats.allocated"), active = get_size("stats.active");
+  size_t resident = get_size("stats.resident"), mapped = get_size("stats.mapped");
+  size_t retained = get_size("stats.retained");
+  CHECKF(allocated <= active && active <= resident && resident <= mapped,
+         "allocated %zu, active %zu, resident %zu, mapped %zu", allocated, active, resident,
+         mapped);
+  CHECK(retained == mapped - resident);
+  free(keep);
+}
+
+/* Another thread's blocks are the process's, not the caller's. */
+static void *other(void *arg) {
+  void **p = arg;
+  for (int i = 0; i < 1000; i++)
+    p[i] = malloc(1000);
+  return NULL;
+}
+
+static void check_other_thread(void) {
+  static void *p[1000];
+  size_t a0 = get_size("stats.allocated");
+  uint64_t t0 = get_u64("thread.allocated");
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, other, p) == 0);
+  CHECK(pthread_join(t, NULL) == 0);
+  size_t want = 1000 * malloc_usable_size(p[0]);
+  size_t a1 = get_size("stats.allocated");
+  /* (pthread_create allocates a little itself: 320 bytes on glibc 2.36) */
+  CHECKF(a1 - a0 >= want && a1 - a0 <= want + 4096, "another thread's 1000 blocks: +%zu, want %zu",
+         a1 - a0, want);
+  uint64_t mine = get_u64("thread.allocated") - t0; /* pthread_create's own, at most */
+  CHECKF(mine < 4096, "the other thread's blocks counted as this one's: +%llu",
+         (unsigned long long)mine);
+  for (int i = 0; i < 1000; i++)
+    free(p[i]); /* remote frees into the exited thread's (abandoned) pages */
+}
+
+/* purge.delay_ms is read and set; purge gives freed pages back at once. */
+static void check_purge(void) {
+  uint64_t ms = get_u64("purge.delay_ms"), big = 60000;
+  CHECK(ax_ctl("purge.delay_ms", NULL, NULL, &big, sizeof big) == 0);
+  CHECK(get_u64("purge.delay_ms") == 60000);
+  enum { N = 2000 };
+  static void *p[N];
+  for (int i = 0; i < N; i++)
+    memset(p[i] = malloc(8000), 1, 8000);
+  for (int i = 0; i < N; i++)
+    free(p[i]);
+  size_t before = get_size("stats.resident");
+  CHECK(ax_ctl("purge", NULL, NULL, NULL, 0) == 0);
+  size_t after = get_size("stats.resident");
+  CHECKF(before - after >= (size_t)N * 8000 / 2, "purge gave back %zu of %zu bytes freed",
+         before - after, (size_t)N * 8000);
+  uint64_t huge = (uint64_t)1 << 50;
+  CHECK(ax_ctl("purge.delay_ms", NULL, NULL, &huge, sizeof huge) == EINVAL);
+  CHECK(ax_ctl("purge.delay_ms", NULL, NULL, &ms, sizeof ms) == 0);
+  CHECK(get_u64("purge.delay_ms") == ms);
+}
+
+static bool prof_active(void) {
+  bool on = true;
+  size_t len = sizeof on;
+  CHECK(ax_ctl("prof.active", &on, &len, NULL, 0) == 0);
+  return on;
+}
+
+/* The in-use objects of a profile written now: "heap profile: <objects>: <bytes> [...". */
+static long profile_objects(const char *path) {
+  size_t len = sizeof path;
+  (void)len;
+  CHECK(ax_ctl("prof.dump", NULL, NULL, &path, sizeof path) == 0);
+  FILE *f = fopen(path, "r");
+  CHECKF(f != NULL, "prof.dump wrote no %s", path);
+  long objects = -1, bytes = -1;
+  CHECK(fscanf(f, "heap profile: %ld: %ld", &objects, &bytes) == 2);
+  fclose(f);
+  unlink(path);
+  return objects;
+}
+
+static void check_prof_off(void) {
+  CHECK(!prof_active());
+  bool on = true;
+  CHECK(ax_ctl("prof.active", NULL, NULL, &on, sizeof on) == EPERM);
+  const char *path = "/tmp/t_ctl.never";
+  CHECK(ax_ctl("prof.dump", NULL, NULL, &path, sizeof path) == EINVAL);
+}
+
+/* Paused, 4 MiB of blocks kept live add no sample; resumed, the same add about 1,000. */
+static void check_prof_on(void) {
+  CHECK(prof_active());
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/t_ctl.%d.heap", (int)getpid());
+  enum { N = 16384 };
+  static void *paused[N], *active[N];
+  bool off = false, on = true;
+  long base = profile_objects(path);
+  CHECK(ax_ctl("prof.active", NULL, NULL, &off, sizeof off) == 0);
+  CHECK(!prof_active());
+  for (int i = 0; i < N; i++)
+    paused[i] = malloc(256);
+  long during = profile_objects(path);
+  CHECKF(during == base, "paused: %ld objects sampled, %ld before", during, base);
+  CHECK(ax_ctl("prof.active", NULL, NULL, &on, sizeof on) == 0);
+  CHECK(prof_active());
+  for (int i = 0; i < N; i++)
+    active[i] = malloc(256);
+  long after = profile_objects(path);
+  CHECKF(after - during > 100, "active again: only %ld more objects sampled", after - during);
+  for (int i = 0; i < N; i++) {
+    free(paused[i]);
+    free(active[i]);
+  }
+}
+
+int main(int argc, char **argv) {
+  check_axmalloc_active();
+  if (argc > 1 && strcmp(argv[1], "prof") == 0) {
+    check_prof_on();
+    printf("t_ctl prof: OK\n");
+    return 0;
+  }
+  check_errors();
+  check_version_epoch();
+  check_bytes();
+  check_bounds();
+  check_other_thread();
+  check_purge();
+  check_prof_off();
+  printf("t_ctl: OK\n");
+  return 0;
+}
