@@ -169,6 +169,42 @@ static void check_other_thread(void) {
     free(p[i]); /* remote frees into the exited thread's (abandoned) pages */
 }
 
+/* The walk behind stats.allocated reads every thread's segments: meanwhile other threads map,
+ * unmap (huge blocks, trims) and move (mremap) theirs. No read may fault. */
+static volatile int stop;
+
+static void *churn(void *arg) {
+  (void)arg;
+  for (unsigned i = 0; !stop; i++) {
+    void *h = malloc((size_t)(2 + i % 7) << 20);
+    h = realloc(h, (size_t)(9 + i % 5) << 20);
+    void *s[64];
+    for (int k = 0; k < 64; k++)
+      s[k] = malloc(16 << (k % 12));
+    for (int k = 0; k < 64; k++)
+      free(s[k]);
+    free(h);
+    if (i % 8 == 0)
+      ax_trim(0); /* empty segments and cached mappings unmapped */
+  }
+  return NULL;
+}
+
+static void check_concurrent_walks(void) {
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++)
+    CHECK(pthread_create(&t[i], NULL, churn, NULL) == 0);
+  size_t most = 0;
+  for (int i = 0; i < (int)scaled(50000); i++) {
+    size_t a = get_size("stats.allocated");
+    most = a > most ? a : most;
+  }
+  stop = 1;
+  for (int i = 0; i < 2; i++)
+    CHECK(pthread_join(t[i], NULL) == 0);
+  CHECKF(most < ((size_t)1 << 30), "stats.allocated read %zu while two threads churn", most);
+}
+
 /* purge.delay_ms is read and set; purge gives freed pages back at once. */
 static void check_purge(void) {
   uint64_t ms = get_u64("purge.delay_ms"), big = 60000;
@@ -259,6 +295,7 @@ int main(int argc, char **argv) {
   check_bytes();
   check_bounds();
   check_other_thread();
+  check_concurrent_walks();
   check_purge();
   check_prof_off();
   printf("t_ctl: OK\n");

@@ -237,6 +237,7 @@ static inline void axi_segcache_link(ax_segment_t **at, ax_segment_t *seg) {
 }
 AXI_HIDDEN void axi_segment_cache_trim(enum ax_trim mode);
 AXI_HIDDEN void axi_segment_fork_prepare(void);
+AXI_HIDDEN void axi_segment_fork_child(void);
 AXI_HIDDEN void axi_segment_fork_release(void);
 
 /* ==== blocks: list.c (the free lists' links), huge.c ================================= */

@@ -226,7 +226,8 @@ static void orphan_dead_heaps(void) {
 
 static void fork_child(void) {
   axi_prof_fork_child(); /* (its lock is not taken for a fork: see there) */
-  if (fork_depth == 1)   /* (a fork nested in a handler inside a fork takes nothing: above) */
+  axi_segment_fork_child();
+  if (fork_depth == 1) /* (a fork nested in a handler inside a fork takes nothing: above) */
     orphan_dead_heaps();
   if (fork_parent_mt)
     axi_forked = true; /* our thread_free lists may hold what the parent's threads pushed */

@@ -654,6 +654,10 @@ void axi_segment_fork_prepare(void) {
   axi_lock_for_fork(&abandoned_pop);
 }
 
+/* The walks of the parent's other threads (axi_segment_live_bytes) do not go on in the child:
+ * left counted, they would keep every unmap of the child waiting. */
+void axi_segment_fork_child(void) { ax_atomic_store_relaxed(&walkers, 0); }
+
 void axi_segment_fork_release(void) {
   axi_unlock_after_fork(&abandoned_pop);
   axi_unlock_after_fork(&cache.lock);
