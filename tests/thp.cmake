@@ -49,4 +49,4 @@ endforeach()
 add_test(NAME t_thp.bad_option COMMAND t_thp auto madvise 2097152)
 set_tests_properties(t_thp.bad_option PROPERTIES ENVIRONMENT
   "AXMALLOC_THP=sometimes;AXMALLOC_THP_SYSFS=${thp_dir}/madvise_2m"
-  PASS_REGULAR_EXPRESSION "AXMALLOC_THP=sometimes is not auto, never or always: auto is used(.*\n)*t_thp auto madvise 2097152: OK")
+  PASS_REGULAR_EXPRESSION "AXMALLOC_THP=sometimes is not auto, never or always: the default auto is used(.*\n)*t_thp auto madvise 2097152: OK")

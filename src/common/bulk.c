@@ -4,12 +4,12 @@
  * The table maps size ranges to kernels. It starts on the backend's baseline kernel, so a
  * call before axi_bulk_init is correct; axi_bulk_init fills it once, from
  *   - AXMALLOC_FORCE_ISA=<name>: that kernel for every size (tests, benchmarks), when the
- *     CPU supports it; otherwise the line is ignored (reported under AXMALLOC_VERBOSE);
+ *     CPU supports it; otherwise the option is ignored (options.c's message; for a kernel the
+ *     CPU lacks under AXMALLOC_VERBOSE only);
  *   - else the backend's measured plan (ax_arch_bulk_plan): per size range the kernel that
  *     beat glibc there in bench/bm_bulk, and "libc" where none did (docs/bulk.md).
  */
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "arch_bulk.h"
@@ -113,19 +113,30 @@ static int fill(const ax_bulk_step_t *plan, size_t *upto, unsigned char *kernel)
   return r;
 }
 
+/* AXMALLOC_FORCE_ISA's kernel, or -1. A name this build does not know is a mistake, and said;
+ * a kernel this CPU lacks is said under AXMALLOC_VERBOSE only, because the test passes force
+ * every kernel on every machine. */
+static int forced_kernel(void) {
+  if (!axi_option_from_env(AXI_OPTION_FORCE_ISA))
+    return -1;
+  int k = find(axi_option_str(AXI_OPTION_FORCE_ISA));
+  if (k < 0) {
+    static char why[256] = "is not a bulk kernel ("; /* (process init: alone) */
+    for (int i = 0; i < AX_BULK_KERNEL_COUNT; i++)
+      strcat(strcat(why, i ? ", " : ""), kernels[i].name);
+    axi_option_reject(AXI_OPTION_FORCE_ISA, strcat(why, ")"), true);
+  } else if (!supported(k)) {
+    axi_option_reject(AXI_OPTION_FORCE_ISA, "is not a kernel this CPU supports",
+                      axi_options.verbose);
+    k = -1;
+  }
+  return k;
+}
+
 void axi_bulk_init(void) {
   ax_arch_bulk_detect();
   ax_bulk_step_t zplan[AX_BULK_STEPS] = {{0}}, cplan[AX_BULK_STEPS] = {{0}};
-  const char *force = getenv("AXMALLOC_FORCE_ISA"); /* getenv: no allocation, errno kept */
-  int forced = -1;
-  if (force && *force) {
-    forced = find(force);
-    if (forced >= 0 && !supported(forced))
-      forced = -1;
-    if (forced < 0 && axi_options.verbose)
-      axi_write("axmalloc: AXMALLOC_FORCE_ISA=%s is not a kernel this CPU supports: ignored\n",
-                force);
-  }
+  int forced = forced_kernel();
   if (forced >= 0) {
     zplan[0] = cplan[0] = (ax_bulk_step_t){0, kernels[forced].name};
   } else {

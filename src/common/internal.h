@@ -4,7 +4,7 @@
  * describes each layer; contracts are at the definitions). The data structures are in
  * types.h, the heap profiler's own in prof.h.
  *
- *   base       state.c print.c os.c bulk.c (+ atomic.h, arch.h)
+ *   base       state.c options.c print.c os.c bulk.c (+ atomic.h, arch.h)
  *   maps       pagemap.c (the segment map is segment.c's)
  *   segments   thp.c segment.c
  *   blocks     list.c huge.c
@@ -66,10 +66,63 @@ static inline void axi_stat_add(ax_atomic_word *counter, ax_atomic_word *peak, i
   while ((intptr_t)now > (intptr_t)seen && !ax_atomic_cas_acq_rel(peak, &seen, now))
     ;
 }
-/* A decimal environment variable (dflt when unset or empty), without allocating */
-AXI_HIDDEN uint64_t axi_env_u64(const char *name, uint64_t dflt);
-/* Reads the options state.c owns. pre: process init, alone. */
-AXI_HIDDEN void axi_state_init(void);
+
+/* ==== base: options.c ================================================================= */
+/* The AXMALLOC_* options, read once by process init (what each kind accepts and the message
+ * format are at the top of options.c). One id each, in the order AXMALLOC_VERBOSE=1 lists
+ * them; a new option is an id here and a row in options.c's table (how: above the table). */
+enum axi_option {
+  AXI_OPTION_CHECK,
+  AXI_OPTION_FORCE_ISA,
+  AXI_OPTION_FORCE_MT,
+  AXI_OPTION_MTE,
+  AXI_OPTION_PAGE_SIZE,
+  AXI_OPTION_PROF,
+  AXI_OPTION_PROF_FILE,
+  AXI_OPTION_PROF_LEAKS,
+  AXI_OPTION_PROF_SAMPLE,
+  AXI_OPTION_PROF_SIGNAL,
+  AXI_OPTION_PROF_UNWIND,
+  AXI_OPTION_PURGE_DELAY_MS,
+  AXI_OPTION_STATS,
+  AXI_OPTION_THP,
+  AXI_OPTION_VERBOSE,
+  AXI_OPTION_COUNT
+};
+/* Every option parsed, a bad value or unknown AXMALLOC_* name reported in one line each, and
+ * state.c's settings set (the page size, stats, verbose, the purge delay, forced
+ * multi-threading, checked mode). pre: process init, alone, axi_os_page the kernel's. No
+ * allocation; errno kept. */
+AXI_HIDDEN void axi_options_read(void);
+/* An option's value: a bool's 0 or 1, a size or number, a choice's index (the order of its
+ * words in the table, which is its owner's enum's), a signal's number. pre: options read. */
+AXI_HIDDEN uint64_t axi_option_num(enum axi_option o);
+/* A choice's word, a string, a signal as given (never NULL for these). pre: options read. */
+AXI_HIDDEN const char *axi_option_str(enum axi_option o);
+/* Whether the value came from the environment (not the default, not a rejected value). */
+AXI_HIDDEN bool axi_option_from_env(enum axi_option o);
+/* An owner's own check failed (a kernel bulk.c does not know, a signal that cannot be
+ * caught): "axmalloc: <NAME>=<value> <why>: the default <d> is used" when say, and the default
+ * from now on. pre: process init, alone. */
+AXI_HIDDEN void axi_option_reject(enum axi_option o, const char *why, bool say);
+/* The owner's form of a string (the absolute profile prefix), listed and read from now on.
+ * pre: process init, alone; str lives as long as the process. */
+AXI_HIDDEN void axi_option_resolved(enum axi_option o, const char *str);
+/* AXMALLOC_VERBOSE=1: one line per option, its value and "(environment)" or "(default)". */
+AXI_HIDDEN void axi_options_print(void);
+
+/* The options read back (ax_ctl's "opt.<name>": env + 9, lower case), one view each. */
+enum { AXI_OPT_BOOL, AXI_OPT_SIZE, AXI_OPT_UINT, AXI_OPT_WORD };
+typedef struct ax_option_view {
+  const char *env; /* "AXMALLOC_PROF_SAMPLE" */
+  uint8_t kind;    /* AXI_OPT_BOOL, AXI_OPT_SIZE, AXI_OPT_UINT, AXI_OPT_WORD (string/enum) */
+  uint64_t num;    /* bool and numbers (a choice's index, a signal's number too) */
+  const char *str; /* words and strings, else NULL */
+  bool from_env;
+} ax_option_view_t;
+/* pre: process init ran (axi_heap_get). Any thread. */
+AXI_HIDDEN size_t axi_option_count(void);
+AXI_HIDDEN bool axi_option_at(size_t i, ax_option_view_t *out); /* false past the end */
 
 /* ==== base: os.c, print.c, locks ======================================================== */
 
@@ -99,6 +152,9 @@ AXI_HIDDEN void axi_write(const char *fmt, ...);
 AXI_HIDDEN void axi_write_keep_stderr(void);
 AXI_HIDDEN void axi_write_to_saved_stderr(void);
 AXI_HIDDEN __attribute__((noreturn)) void axi_fatal(const char *fmt, ...);
+/* err in words ("No such file or directory") for a message; "errno <n>" in buf (24 bytes)
+ * for one without a name here. Without strerror: its translations may allocate. */
+AXI_HIDDEN const char *axi_strerror(int err, char *buf);
 
 AXI_HIDDEN __attribute__((noreturn)) void axi_invalid_free(const char *fn, const void *p);
 AXI_HIDDEN __attribute__((noreturn)) void axi_double_free(const char *fn, const void *p);

@@ -24,14 +24,14 @@ static void process_init(void) {
   int saved = errno;
   unsigned long pg = getauxval(AT_PAGESZ);
   axi_os_page = pg ? pg : 4096;
-  axi_state_init();
+  axi_options_read(); /* first: every other init reads options (and state.c's are set) */
   axi_thp_init();
   axi_cookie_key = (uintptr_t)axi_random();
   if (axi_options.stats)
     axi_write_keep_stderr(); /* the report at exit must find stderr (print.c) */
   ax_arch_cpu_detect();
   /* tagging: asked for, or checked mode (where the CPU has MTE) */
-  axi_mte_init(axi_env_u64("AXMALLOC_MTE", 0) != 0 || axi_checked);
+  axi_mte_init(axi_option_num(AXI_OPTION_MTE) != 0 || axi_checked);
   axi_bulk_init();
   axi_prof_init(); /* after checked mode and tagging, which rule it out */
   if (axi_options.verbose)
@@ -54,6 +54,8 @@ static void process_init(void) {
     axi_write(
         "axmalloc: heap profiling: one sample per %llu B on average, profiles %s.<pid>.*.heap\n",
         (unsigned long long)axi_prof_rate(), axi_prof_prefix());
+  if (axi_options.verbose)
+    axi_options_print();
   errno = saved;
 }
 

@@ -156,6 +156,27 @@ void axi_fatal(const char *fmt, ...) {
   abort();
 }
 
+/* The errors a file operation of ours meets (the profiles): glibc's words for them. */
+const char *axi_strerror(int err, char *buf) {
+  static const struct {
+    int err;
+    const char *text;
+  } names[] = {{ENOENT, "No such file or directory"}, {EACCES, "Permission denied"},
+               {EPERM, "Operation not permitted"},    {EROFS, "Read-only file system"},
+               {ENOTDIR, "Not a directory"},          {EISDIR, "Is a directory"},
+               {ENAMETOOLONG, "File name too long"},  {ELOOP, "Too many levels of symbolic links"},
+               {ENOSPC, "No space left on device"},   {EDQUOT, "Disk quota exceeded"},
+               {EMFILE, "Too many open files"},       {ENFILE, "Too many open files in system"},
+               {EIO, "Input/output error"},           {ERANGE, "Numerical result out of range"}};
+  for (unsigned i = 0; i < sizeof names / sizeof *names; i++)
+    if (names[i].err == err)
+      return names[i].text;
+  char *o = buf + 6;
+  memcpy(buf, "errno ", 6);
+  *put_u(o, buf + 23, err < 0 ? 0 : (uint64_t)err, 10) = 0;
+  return buf;
+}
+
 /* ---- the fatal reports, each naming what it found ------------------------------------ */
 
 void axi_invalid_free(const char *fn, const void *p) {

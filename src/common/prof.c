@@ -564,26 +564,17 @@ void axi_prof_release(ax_segment_t *seg) {
 
 /* pre: called once by process init (lifecycle.c), after checked mode and tagging are decided. */
 void axi_prof_init(void) {
-  axi_prof.leaks = axi_env_u64("AXMALLOC_PROF_LEAKS", 0) != 0;
-  if (!axi_env_u64("AXMALLOC_PROF", 0) && !axi_prof.leaks)
+  axi_prof.leaks = axi_option_num(AXI_OPTION_PROF_LEAKS) != 0;
+  if (!axi_option_num(AXI_OPTION_PROF) && !axi_prof.leaks)
     return;
   if (axi_slow_only()) { /* their blocks are checked or tagged where they are */
     axi_write("axmalloc: heap profiling is not available with checked mode or memory "
               "tagging: off\n");
     return;
   }
-  axi_prof.rate = axi_env_u64("AXMALLOC_PROF_SAMPLE", (uint64_t)512 << 10);
-  if (axi_prof.rate == 0)
-    axi_prof.rate = 1;
-  const char *unwind = getenv("AXMALLOC_PROF_UNWIND");
-  if (unwind && !strcmp(unwind, "libgcc"))
-    axi_prof_unwind_mode = AX_UNWIND_LIBGCC;
-  else if (unwind && !strcmp(unwind, "check"))
-    axi_prof_unwind_mode = AX_UNWIND_CHECK;
-  else if (unwind && *unwind && strcmp(unwind, "table"))
-    axi_write("axmalloc: AXMALLOC_PROF_UNWIND=%s is not table, libgcc or check: ignored\n", unwind);
-  const char *prefix = getenv("AXMALLOC_PROF_FILE");
-  axi_prof.prefix = prefix && *prefix ? prefix : "axprof";
+  axi_prof.rate = axi_option_num(AXI_OPTION_PROF_SAMPLE); /* (at least 1: options.c) */
+  axi_prof_unwind_mode = (uint8_t)axi_option_num(AXI_OPTION_PROF_UNWIND); /* (in enum order) */
+  axi_prof.prefix = axi_option_str(AXI_OPTION_PROF_FILE); /* made absolute by axi_prof_dump_init */
   axi_prof_dump_init();
   axi_prof_on = true;
 }

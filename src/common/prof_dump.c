@@ -313,8 +313,9 @@ static void report_leaks(const char *path, int err) {
     for (uint32_t k = 0; k < top->depth && k < 8; k++)
       report_frame(top->pc[k]);
   }
+  char e[24];
   if (err)
-    axi_write("axmalloc: could not write the leak profile %s (errno %d)\n", path, err);
+    axi_write("axmalloc: could not write the leak profile %s (%s)\n", path, axi_strerror(err, e));
   else
     axi_write("axmalloc: leak profile: %s (google-pprof --text <program> %s)\n", path, path);
 }
@@ -328,7 +329,8 @@ __attribute__((destructor)) static void prof_at_exit(void) {
   int err = dump_locked(path, false);
   if (err) {
     axi_write_to_saved_stderr();
-    axi_write("axmalloc: could not write the heap profile %s (errno %d)\n", path, err);
+    char e[24];
+    axi_write("axmalloc: could not write the heap profile %s (%s)\n", path, axi_strerror(err, e));
   }
   if (axi_prof.leaks) {
     path = profile_path("leaks");
@@ -340,46 +342,102 @@ __attribute__((destructor)) static void prof_at_exit(void) {
 
 /* ---- options ------------------------------------------------------------------------------ */
 
-/* AXMALLOC_PROF_SIGNAL: a number, or a name with or without SIG (USR1, SIGUSR2, ...). */
-static int signal_of(const char *s) {
-  static const struct {
-    const char *name;
-    int sig;
-  } names[] = {{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT},
-               {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM},
-               {"TERM", SIGTERM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}};
-  if (!s || !*s)
-    return 0;
-  if (*s >= '0' && *s <= '9') {
-    int v = 0;
-    for (; *s >= '0' && *s <= '9' && v < 1000; s++)
-      v = v * 10 + (*s - '0');
-    return *s == 0 && v > 0 && v < NSIG ? v : -1;
+/* The prefix made absolute, relative to the working directory at start-up (a program that
+ * changes directory later writes its profiles where the user looked), with room left in
+ * path_buf for ".<pid>.<seq>.heap". */
+static char prefix_buf[sizeof path_buf - 64];
+
+/* "<prefix>" or "<prefix> (the default)", as the user gave it: the start of a message. */
+static void say_prefix(void) {
+  bool env = axi_option_from_env(AXI_OPTION_PROF_FILE);
+  axi_write("axmalloc: AXMALLOC_PROF_FILE=%s%s: ", axi_prof.prefix, env ? "" : " (the default)");
+}
+
+/* post: prefix_buf holds the working directory, '/' and p (less its "./"s); false when it
+ * cannot, said, and then the profiles go where p leads from the directory of the moment. */
+static bool prefix_absolute(const char *p) {
+  char e[24];
+  if (!getcwd(prefix_buf, sizeof prefix_buf)) {
+    say_prefix();
+    axi_write("the working directory is unknown (%s): the prefix is used as it is\n",
+              axi_strerror(errno, e));
+    return false;
   }
-  if (strncmp(s, "SIG", 3) == 0)
-    s += 3;
-  for (unsigned i = 0; i < sizeof names / sizeof *names; i++)
-    if (strcmp(s, names[i].name) == 0)
-      return names[i].sig;
-  return -1;
+  while (p[0] == '.' && p[1] == '/')
+    for (p += 2; *p == '/'; p++)
+      ;
+  size_t n = strlen(prefix_buf), len = strlen(p);
+  if (prefix_buf[n - 1] != '/' && n < sizeof prefix_buf)
+    prefix_buf[n++] = '/';
+  if (n + len + 2 >= sizeof prefix_buf) { /* (2: prefix_check's) */
+    say_prefix();
+    axi_write("longer than %zu bytes with the working directory: the prefix is used as it is\n",
+              sizeof prefix_buf - 3);
+    return false;
+  }
+  memcpy(prefix_buf + n, p, len + 1);
+  return true;
+}
+
+/* Said now, not at exit: the prefix's directory must exist and take new files. Asked of
+ * "<dir>/.", so that a file where the directory should be is "Not a directory". pre: two
+ * bytes of prefix_buf free past the prefix. */
+static void prefix_check(void) {
+  char *cut = strrchr(prefix_buf, '/'), keep[2];
+  if (!cut)
+    return;
+  memcpy(keep, cut + 1, sizeof keep);
+  memcpy(cut + 1, ".", 2);
+  if (access(prefix_buf, W_OK | X_OK) != 0) {
+    char e[24];
+    int err = errno;
+    *(cut == prefix_buf ? cut + 1 : cut) = 0; /* the directory as it is named: "/" or "/a/b" */
+    say_prefix();
+    axi_write("cannot write profiles in %s (%s)\n", prefix_buf, axi_strerror(err, e));
+    *cut = '/';
+  }
+  memcpy(cut + 1, keep, sizeof keep);
+}
+
+/* axi_prof.prefix made absolute and checked. pre: called once by axi_prof_dump_init. */
+static void prefix_init(void) {
+  const char *p = axi_prof.prefix;
+  if (p[0] != '/') {
+    if (!prefix_absolute(p))
+      return;
+  } else if (strlen(p) + 2 >= sizeof prefix_buf) { /* (2: prefix_check's) */
+    say_prefix();
+    axi_write("longer than %zu bytes: profiles may not be written\n", sizeof prefix_buf - 3);
+    return;
+  } else {
+    strcpy(prefix_buf, p);
+  }
+  prefix_check();
+  axi_prof.prefix = prefix_buf;
+  axi_option_resolved(AXI_OPTION_PROF_FILE, prefix_buf);
+}
+
+/* AXMALLOC_PROF_SIGNAL (options.c parsed it): a dump on that signal. */
+static void signal_init(void) {
+  int sig = (int)axi_option_num(AXI_OPTION_PROF_SIGNAL);
+  if (!sig)
+    return;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(sig, &sa, NULL) == 0)
+    axi_prof.signal = sig;
+  else /* (SIGKILL, SIGSTOP) */
+    axi_option_reject(AXI_OPTION_PROF_SIGNAL, "is a signal that cannot be caught", true);
 }
 
 /* pre: called once by axi_prof_init. */
 void axi_prof_dump_init(void) {
+  int saved = errno;
   axi_write_keep_stderr(); /* the leak report and errors at exit must find stderr */
-  const char *s = getenv("AXMALLOC_PROF_SIGNAL");
-  int sig = signal_of(s);
-  if (sig < 0) {
-    axi_write("axmalloc: AXMALLOC_PROF_SIGNAL=%s is no signal: no dump on a signal\n", s);
-    return;
-  }
-  if (sig) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(sig, &sa, NULL) == 0)
-      axi_prof.signal = sig;
-  }
+  prefix_init();
+  signal_init();
+  errno = saved;
 }

@@ -19,34 +19,18 @@
 static enum ax_thp_kernel kernel = AX_THP_KERNEL_ABSENT;
 static size_t huge_page; /* the kernel's huge page size; 0: none to be had */
 
-static const char *const option_names[] = {"auto", "never", "always"};
 static const char *const kernel_names[] = {"absent", "never", "madvise", "always"};
 
-static bool same_word(const char *a, const char *b) {
-  for (; *a && *b; a++, b++)
-    if ((*a | 0x20) != *b) /* (any case) */
-      return false;
-  return *a == *b;
-}
-
-/* pre: process init, alone, after axi_state_init (the OS page is final). */
+/* pre: process init, alone, after axi_options_read (the OS page is final). */
 void axi_thp_init(void) {
-  const char *s = getenv("AXMALLOC_THP"), *dir = getenv("AXMALLOC_THP_SYSFS");
-  axi_options.thp = AX_THP_AUTO;
-  if (s && *s) {
-    unsigned i = 0;
-    while (i < 3 && !same_word(s, option_names[i]))
-      i++;
-    if (i < 3)
-      axi_options.thp = (enum ax_thp_option)i;
-    else
-      axi_write("axmalloc: AXMALLOC_THP=%s is not auto, never or always: auto is used\n", s);
-  }
+  /* (options.c's words for AXMALLOC_THP are in enum ax_thp_option's order) */
+  axi_options.thp = (enum ax_thp_option)axi_option_num(AXI_OPTION_THP);
+  const char *dir = getenv("AXMALLOC_THP_SYSFS"); /* a test hook, not an option */
   kernel = axi_os_thp_read(dir && *dir ? dir : "/sys/kernel/mm/transparent_hugepage", &huge_page);
 }
 
 size_t axi_thp_size(void) { return huge_page; }
-const char *axi_thp_option_name(void) { return option_names[axi_options.thp]; }
+const char *axi_thp_option_name(void) { return axi_option_str(AXI_OPTION_THP); }
 const char *axi_thp_kernel_name(void) { return kernel_names[kernel]; }
 
 /* The advice for a mapping of kind (the policy above). */

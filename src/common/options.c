@@ -1,0 +1,439 @@
+/* The AXMALLOC_* options: one table, one parser, one message format.
+ *
+ * Process init (lifecycle.c) reads every option once, before anything else looks at one; the
+ * settings of state.c are set here, and the other owners (thp.c, bulk.c, mte.c, the profiler)
+ * take their values from here.
+ * What a value may be, by kind:
+ *   bool    1, 0, yes, no, true, false, on, off, in any case
+ *   size    decimal digits with an optional k, m or g (K, M, G) suffix, x 1024 each: 64k, 1m
+ *   number  decimal digits
+ *   choice  one of a few words, in any case (AXMALLOC_THP=auto|never|always)
+ *   string  any text (a path prefix; a word whose owner checks it, as bulk.c its kernels)
+ *   signal  a number, or a name with or without SIG (USR2, SIGUSR2, 12)
+ * No sign, no spaces, no overflow; sizes and numbers are checked against their range. An empty
+ * value is no value (VAR= prog), as it always was. A value that is not one of these says so
+ * in one line and the default is used:
+ *   axmalloc: AXMALLOC_PROF_SAMPLE=abc is not a size (digits with an optional k, m or g
+ *   suffix): the default 512k is used
+ * and an AXMALLOC_* name that is no option gets one line with the nearest name:
+ *   axmalloc: AXMALLOC_STAT=1: no such option (did you mean AXMALLOC_STATS?)
+ * (jemalloc says "Invalid conf value", mimalloc warns; before this table every number was its
+ * leading digits: "64k" was 64, "abc" was 0 and "yes" was off.)
+ *
+ * Runs inside process init, so: no allocation, no stdio (axi_write), errno untouched (getenv
+ * and environ are plain reads), one thread.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#ifndef AX_CHECKED
+#define AX_CHECKED 0
+#endif
+
+extern char **environ;
+
+/* How a value is parsed (the view's kinds are coarser: axi_option_at). */
+enum parse { P_BOOL, P_SIZE, P_UINT, P_CHOICE, P_STRING, P_SIGNAL };
+enum { F_POW2 = 1, F_OS_PAGE = 2 }; /* a power of two; default and minimum: the OS page */
+
+typedef struct option {
+  const char *env;
+  uint8_t parse, flags;
+  uint64_t dflt, min, max;  /* sizes and numbers (max 0: no bound but overflow) */
+  const char *const *words; /* a choice's words, in the order of its owner's enum */
+  const char *text;         /* a string's or signal's default, as it is listed */
+} option_t;
+
+#define WORDS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* Every option, indexed by enum axi_option (internal.h), listed in that order.
+ *
+ * Adding one is a few lines: its id in enum axi_option (before AXI_OPTION_COUNT, where it
+ * sorts), a row here, and axi_option_num/axi_option_str where it is used. A row names the
+ * variable and its kind; a bool defaults to 0 unless .dflt says 1; a number or size gives
+ * .dflt and its range .min..max; a choice its words (its default is word .dflt); a string
+ * its default .text. A leak checker's three would read
+ *   [AXI_OPTION_LEAKS] = {"AXMALLOC_LEAKS", P_CHOICE, .words = WORDS("off", "on", "all")},
+ *   [AXI_OPTION_LEAKS_EXITCODE] = {"AXMALLOC_LEAKS_EXITCODE", P_UINT, .dflt = 23, .max = 255},
+ *   [AXI_OPTION_LEAKS_SUPPRESSIONS] = {"AXMALLOC_LEAKS_SUPPRESSIONS", P_STRING, .text = ""},
+ * with AXI_OPTION_LEAKS, ... after AXI_OPTION_FORCE_MT in the enum. */
+static const option_t table[AXI_OPTION_COUNT] = {
+    [AXI_OPTION_CHECK] = {"AXMALLOC_CHECK", P_BOOL, .dflt = AX_CHECKED},
+    [AXI_OPTION_FORCE_ISA] = {"AXMALLOC_FORCE_ISA", P_STRING, .text = "none"},
+    [AXI_OPTION_FORCE_MT] = {"AXMALLOC_FORCE_MT", P_BOOL},
+    [AXI_OPTION_MTE] = {"AXMALLOC_MTE", P_BOOL},
+    [AXI_OPTION_PAGE_SIZE] = {"AXMALLOC_PAGE_SIZE", P_SIZE, F_POW2 | F_OS_PAGE, .max = 65536},
+    [AXI_OPTION_PROF] = {"AXMALLOC_PROF", P_BOOL},
+    [AXI_OPTION_PROF_FILE] = {"AXMALLOC_PROF_FILE", P_STRING, .text = "axprof"},
+    [AXI_OPTION_PROF_LEAKS] = {"AXMALLOC_PROF_LEAKS", P_BOOL},
+    /* one byte (every allocation) to 1 TiB: a mean interval past that samples nothing */
+    [AXI_OPTION_PROF_SAMPLE] = {"AXMALLOC_PROF_SAMPLE", P_SIZE, .dflt = 512 << 10, .min = 1,
+                                .max = (uint64_t)1 << 40},
+    [AXI_OPTION_PROF_SIGNAL] = {"AXMALLOC_PROF_SIGNAL", P_SIGNAL, .text = "none"},
+    [AXI_OPTION_PROF_UNWIND] = {"AXMALLOC_PROF_UNWIND", P_CHOICE,
+                                .words = WORDS("table", "libgcc", "check")},
+    /* up to an hour: past that a page is as good as never purged */
+    [AXI_OPTION_PURGE_DELAY_MS] = {"AXMALLOC_PURGE_DELAY_MS", P_UINT, .dflt = 10, .max = 3600000},
+    [AXI_OPTION_STATS] = {"AXMALLOC_STATS", P_BOOL},
+    [AXI_OPTION_THP] = {"AXMALLOC_THP", P_CHOICE, .words = WORDS("auto", "never", "always")},
+    [AXI_OPTION_VERBOSE] = {"AXMALLOC_VERBOSE", P_BOOL},
+};
+
+/* AXMALLOC_* names that are ours but no option of the library: never "no such option". */
+static const char *const not_options[] = {
+    "AXMALLOC_LIB",       /* the launcher's: the library to preload */
+    "AXMALLOC_THP_SYSFS", /* a test hook: thp.c reads the kernel's settings there */
+};
+
+#define PREFIX_LEN 9 /* strlen("AXMALLOC_") */
+
+typedef struct value {
+  uint64_t num;    /* bools, sizes, numbers, a choice's index, a signal's number */
+  const char *str; /* a choice's word, a string, a signal as given */
+  bool from_env;
+} value_t;
+
+static value_t value[AXI_OPTION_COUNT];
+
+/* ---- text ----------------------------------------------------------------------------- */
+
+static char *put_u(char *o, uint64_t v) {
+  char tmp[24];
+  int n = 0;
+  do {
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  while (n)
+    *o++ = tmp[--n];
+  *o = 0;
+  return o;
+}
+
+/* v with the largest suffix that divides it (512k, 1m), in buf (24 bytes). */
+static const char *size_text(uint64_t v, char *buf) {
+  unsigned s = 0;
+  while (s < 3 && v && v % 1024 == 0)
+    v /= 1024, s++;
+  char *o = put_u(buf, v);
+  if (s)
+    *o++ = "kmg"[s - 1], *o = 0;
+  return buf;
+}
+
+/* Option o's value (num, str) as it is listed and named in messages, in buf (24 bytes) or
+ * str itself. */
+static const char *value_text(const option_t *o, uint64_t num, const char *str, char *buf) {
+  switch (o->parse) {
+  case P_BOOL:
+    return num ? "on" : "off";
+  case P_SIZE:
+    return size_text(num, buf);
+  case P_UINT:
+    put_u(buf, num);
+    return buf;
+  default:
+    return str;
+  }
+}
+
+static const char *default_text(const option_t *o, char *buf) {
+  uint64_t d = o->flags & F_OS_PAGE ? axi_os_page : o->dflt;
+  return value_text(o, d, o->words ? o->words[d] : o->text, buf);
+}
+
+/* s for a message: at most 80 characters of it, a control character as '?' (one line). */
+static const char *shown(const char *s, char *buf, size_t cap) {
+  size_t n = 0;
+  for (; s[n] && n + 4 < cap; n++)
+    buf[n] = (unsigned char)s[n] < 0x20 || s[n] == 0x7f ? '?' : s[n];
+  if (s[n])
+    memcpy(buf + n, "...", 3), n += 3;
+  buf[n] = 0;
+  return buf;
+}
+
+static void set_default(enum axi_option i) {
+  const option_t *o = &table[i];
+  value[i].num = o->flags & F_OS_PAGE ? axi_os_page : o->dflt;
+  value[i].str = o->words ? o->words[value[i].num] : o->text;
+  value[i].from_env = false;
+}
+
+/* The one format of a bad value, and the default put in its place. */
+static void reject(enum axi_option i, const char *given, const char *why, bool say) {
+  char d[24], g[88];
+  if (say)
+    axi_write("axmalloc: %s=%s %s: the default %s is used\n", table[i].env,
+              shown(given, g, sizeof g), why, default_text(&table[i], d));
+  set_default(i);
+}
+
+/* ---- the kinds -------------------------------------------------------------------------- */
+
+enum verdict { OK, NOT_A, OUT_OF_RANGE };
+
+static bool same_word(const char *a, const char *b) {
+  for (; *a && *b; a++, b++)
+    if ((*a | 0x20) != *b) /* (any case: b is lower case) */
+      return false;
+  return *a == *b;
+}
+
+static enum verdict parse_bool(const char *s, uint64_t *v) {
+  static const char *const on[] = {"1", "yes", "true", "on"}, *const off[] = {"0", "no", "false",
+                                                                              "off"};
+  for (unsigned k = 0; k < 4; k++)
+    if (same_word(s, on[k]) || same_word(s, off[k])) {
+      *v = same_word(s, on[k]);
+      return OK;
+    }
+  return NOT_A;
+}
+
+/* Digits, then (sizes) one suffix; a value past 2^64 is out of range, not wrapped. */
+static enum verdict parse_number(const char *s, bool suffix, uint64_t *v) {
+  uint64_t n = 0;
+  bool over = false;
+  if (*s < '0' || *s > '9')
+    return NOT_A;
+  for (; *s >= '0' && *s <= '9'; s++) {
+    over |= n > (UINT64_MAX - (uint64_t)(*s - '0')) / 10;
+    n = n * 10 + (uint64_t)(*s - '0');
+  }
+  const char *units = "kmg", *u = suffix && *s ? strchr(units, *s | 0x20) : NULL;
+  if (u && *u) {
+    unsigned shift = 10 * (unsigned)(u - units + 1);
+    over |= n > UINT64_MAX >> shift;
+    n <<= shift;
+    s++;
+  }
+  if (*s)
+    return NOT_A;
+  *v = n;
+  return over ? OUT_OF_RANGE : OK;
+}
+
+static enum verdict parse_choice(const option_t *o, const char *s, uint64_t *v) {
+  for (unsigned k = 0; o->words[k]; k++)
+    if (same_word(s, o->words[k])) {
+      *v = k;
+      return OK;
+    }
+  return NOT_A;
+}
+
+/* A number below NSIG, or a name with or without SIG (USR1, SIGUSR2, ...): what
+ * AXMALLOC_PROF_SIGNAL always took. */
+static enum verdict parse_signal(const char *s, uint64_t *v) {
+  static const struct {
+    const char *name;
+    int sig;
+  } names[] = {{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT},
+               {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM},
+               {"TERM", SIGTERM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}};
+  if (*s >= '0' && *s <= '9') {
+    enum verdict r = parse_number(s, false, v);
+    return r == OK && (*v == 0 || *v >= NSIG) ? OUT_OF_RANGE : r;
+  }
+  if (strncmp(s, "SIG", 3) == 0)
+    s += 3;
+  for (unsigned k = 0; k < sizeof names / sizeof *names; k++)
+    if (strcmp(s, names[k].name) == 0) {
+      *v = (uint64_t)names[k].sig;
+      return OK;
+    }
+  return NOT_A;
+}
+
+/* What a bad value is not, for the message (buf: 96 bytes for a range). */
+static const char *expected(const option_t *o, enum verdict r, char *buf) {
+  static const char *const what[] = {
+      [P_BOOL] = "is not a boolean (1, 0, yes, no, true, false, on or off)",
+      [P_SIZE] = "is not a size (digits with an optional k, m or g suffix)",
+      [P_UINT] = "is not a number (digits)",
+      [P_SIGNAL] = "is not a signal (a number, or a name such as USR2 or SIGUSR2)"};
+  if (o->parse == P_CHOICE) { /* "is not auto, never or always" */
+    char *b = buf + strlen(strcpy(buf, "is not "));
+    for (unsigned k = 0; o->words[k]; k++) {
+      const char *sep = !k ? "" : o->words[k + 1] ? ", " : " or ";
+      b = stpcpy(stpcpy(b, sep), o->words[k]);
+    }
+    return buf;
+  }
+  if (r == NOT_A || o->parse == P_SIGNAL)
+    return what[o->parse];
+  char lo[24], hi[24];
+  uint64_t min = o->flags & F_OS_PAGE ? axi_os_page : o->min;
+  const char *l = o->parse == P_SIZE ? size_text(min, lo) : (put_u(lo, min), lo);
+  const char *h = o->parse == P_SIZE ? size_text(o->max, hi) : (put_u(hi, o->max), hi);
+  char *b = stpcpy(buf, o->flags & F_POW2 ? "is not a power of two from " : "is out of range (");
+  b = stpcpy(stpcpy(stpcpy(b, l), o->flags & F_OS_PAGE ? " (the OS page)" : ""), " to ");
+  strcpy(stpcpy(b, h), o->flags & F_POW2 ? "" : ")");
+  return buf;
+}
+
+static enum verdict parse_value(const option_t *o, const char *s, uint64_t *v) {
+  switch (o->parse) {
+  case P_BOOL:
+    return parse_bool(s, v);
+  case P_SIZE:
+  case P_UINT: {
+    enum verdict r = parse_number(s, o->parse == P_SIZE, v);
+    uint64_t min = o->flags & F_OS_PAGE ? axi_os_page : o->min;
+    if (r == OK &&
+        (*v < min || (o->max && *v > o->max) || (o->flags & F_POW2 && (*v & (*v - 1)) != 0)))
+      r = OUT_OF_RANGE;
+    return r;
+  }
+  case P_CHOICE:
+    return parse_choice(o, s, v);
+  case P_SIGNAL:
+    return parse_signal(s, v);
+  default:
+    *v = 0;
+    return OK;
+  }
+}
+
+/* ---- names that are no option ---------------------------------------------------------- */
+
+/* The edit distance of a and b (Damerau-Levenshtein, optimal string alignment: a swap of two
+ * neighbours is one edit), on their first 32 characters. */
+static unsigned distance(const char *a, size_t na, const char *b, size_t nb) {
+  unsigned row[3][33]; /* rows i-2, i-1 and i of the table, cyclically */
+  na = na < 32 ? na : 32;
+  nb = nb < 32 ? nb : 32;
+  for (size_t j = 0; j <= nb; j++)
+    row[0][j] = (unsigned)j;
+  for (size_t i = 1; i <= na; i++) {
+    unsigned *cur = row[i % 3], *up = row[(i - 1) % 3], *up2 = row[(i + 1) % 3];
+    cur[0] = (unsigned)i;
+    for (size_t j = 1; j <= nb; j++) {
+      unsigned cost = a[i - 1] != b[j - 1], best = up[j - 1] + cost;
+      best = up[j] + 1 < best ? up[j] + 1 : best;
+      best = cur[j - 1] + 1 < best ? cur[j - 1] + 1 : best;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && up2[j - 2] + 1 < best)
+        best = up2[j - 2] + 1;
+      cur[j] = best;
+    }
+  }
+  return row[na % 3][nb];
+}
+
+/* Whether name (its first n characters) is an option or one of not_options; if not,
+ * *nearest is the known name nearest to it. */
+static bool known(const char *name, size_t n, const char **nearest) {
+  unsigned best = ~0u;
+  size_t all = AXI_OPTION_COUNT + sizeof not_options / sizeof *not_options;
+  for (size_t k = 0; k < all; k++) {
+    const char *e = k < AXI_OPTION_COUNT ? table[k].env : not_options[k - AXI_OPTION_COUNT];
+    if (strlen(e) == n && memcmp(e, name, n) == 0)
+      return true;
+    unsigned d =
+        distance(name + PREFIX_LEN, n - PREFIX_LEN, e + PREFIX_LEN, strlen(e) - PREFIX_LEN);
+    if (d < best)
+      best = d, *nearest = e;
+  }
+  return false;
+}
+
+static void unknown_names(void) {
+  for (char **e = environ; e && *e; e++) {
+    if (strncmp(*e, "AXMALLOC_", PREFIX_LEN) != 0)
+      continue;
+    const char *eq = strchr(*e, '='), *nearest = NULL;
+    size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
+    char g[88];
+    if (!known(*e, n, &nearest))
+      axi_write("axmalloc: %s: no such option (did you mean %s?)\n", shown(*e, g, sizeof g),
+                nearest);
+  }
+}
+
+/* ---- reading and reading back ------------------------------------------------------------ */
+
+/* The settings of state.c's that are options (state.c calls nothing: options.c sets them). */
+static void set_state(void) {
+  /* AXMALLOC_PAGE_SIZE: behave as on a kernel with larger pages (AArch64 servers run 16 and
+   * 64 KiB kernels): a power of two from the real page size up to 64 KiB (the table). */
+  axi_os_page = axi_option_num(AXI_OPTION_PAGE_SIZE);
+  axi_options.stats = (int)axi_option_num(AXI_OPTION_STATS);
+  axi_options.verbose = (int)axi_option_num(AXI_OPTION_VERBOSE);
+  axi_options.purge_delay_ms = axi_option_num(AXI_OPTION_PURGE_DELAY_MS);
+  axi_force_mt = axi_option_num(AXI_OPTION_FORCE_MT) != 0;
+  /* checked mode can be switched on, never off (an AX_CHECKED build starts with it on) */
+  if (axi_option_num(AXI_OPTION_CHECK))
+    axi_checked = true;
+  else if (axi_checked)
+    axi_option_reject(AXI_OPTION_CHECK,
+                      "cannot switch checked mode off in a build with -DAX_CHECKED=ON", true);
+}
+
+void axi_options_read(void) {
+  for (unsigned i = 0; i < AXI_OPTION_COUNT; i++) {
+    const option_t *o = &table[i];
+    const char *s = getenv(o->env);
+    set_default(i);
+    if (!s || !*s)
+      continue;
+    uint64_t v = 0;
+    char buf[96];
+    enum verdict r = parse_value(o, s, &v);
+    if (r != OK) {
+      reject(i, s, expected(o, r, buf), true);
+      continue;
+    }
+    /* (str: a choice's own word; else the text given, which the owner's check may name) */
+    value[i] = (value_t){v, o->words ? o->words[v] : s, true};
+  }
+  unknown_names();
+  set_state();
+}
+
+uint64_t axi_option_num(enum axi_option i) { return value[i].num; }
+const char *axi_option_str(enum axi_option i) { return value[i].str; }
+bool axi_option_from_env(enum axi_option i) { return value[i].from_env; }
+
+void axi_option_reject(enum axi_option i, const char *why, bool say) {
+  reject(i, value[i].str, why, say);
+}
+
+void axi_option_resolved(enum axi_option i, const char *str) { value[i].str = str; }
+
+size_t axi_option_count(void) { return AXI_OPTION_COUNT; }
+
+bool axi_option_at(size_t i, ax_option_view_t *out) {
+  if (i >= AXI_OPTION_COUNT)
+    return false;
+  static const uint8_t kind[] = {
+      [P_BOOL] = AXI_OPT_BOOL,   [P_SIZE] = AXI_OPT_SIZE,   [P_UINT] = AXI_OPT_UINT,
+      [P_CHOICE] = AXI_OPT_WORD, [P_STRING] = AXI_OPT_WORD, [P_SIGNAL] = AXI_OPT_WORD};
+  const option_t *o = &table[i];
+  *out =
+      (ax_option_view_t){o->env, kind[o->parse], value[i].num,
+                         kind[o->parse] == AXI_OPT_WORD ? value[i].str : NULL, value[i].from_env};
+  return true;
+}
+
+/* AXMALLOC_VERBOSE=1: every option, its value and where that came from, in columns. */
+void axi_options_print(void) {
+  static const char spaces[] = "                                ";
+  size_t wn = 0, wv = 0;
+  char buf[24];
+  for (unsigned i = 0; i < AXI_OPTION_COUNT; i++) {
+    size_t n = strlen(value_text(&table[i], value[i].num, value[i].str, buf));
+    wn = strlen(table[i].env) > wn ? strlen(table[i].env) : wn;
+    wv = n > wv && n < sizeof spaces ? n : wv;
+  }
+  for (unsigned i = 0; i < AXI_OPTION_COUNT; i++) {
+    const char *v = value_text(&table[i], value[i].num, value[i].str, buf);
+    size_t pn = wn - strlen(table[i].env), pv = strlen(v) < wv ? wv - strlen(v) : 0;
+    axi_write("axmalloc: option %s%s  %s%s  (%s)\n", table[i].env, spaces + sizeof spaces - 1 - pn,
+              v, spaces + sizeof spaces - 1 - pv, value[i].from_env ? "environment" : "default");
+  }
+}
