@@ -302,8 +302,11 @@ static enum verdict parse_value(const option_t *o, const char *s, uint64_t *v) {
 
 /* ---- names that are no option ---------------------------------------------------------- */
 
+static char upper(char c) { return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c; }
+
 /* The edit distance of a and b (Damerau-Levenshtein, optimal string alignment: a swap of two
- * neighbours is one edit), on their first 32 characters. */
+ * neighbours is one edit), on their first 32 characters, in any case (AXMALLOC_stats is
+ * nearest to AXMALLOC_STATS). */
 static unsigned distance(const char *a, size_t na, const char *b, size_t nb) {
   unsigned row[3][33]; /* rows i-2, i-1 and i of the table, cyclically */
   na = na < 32 ? na : 32;
@@ -314,10 +317,12 @@ static unsigned distance(const char *a, size_t na, const char *b, size_t nb) {
     unsigned *cur = row[i % 3], *up = row[(i - 1) % 3], *up2 = row[(i + 1) % 3];
     cur[0] = (unsigned)i;
     for (size_t j = 1; j <= nb; j++) {
-      unsigned cost = a[i - 1] != b[j - 1], best = up[j - 1] + cost;
+      char ai = upper(a[i - 1]), bj = upper(b[j - 1]);
+      unsigned cost = ai != bj, best = up[j - 1] + cost;
       best = up[j] + 1 < best ? up[j] + 1 : best;
       best = cur[j - 1] + 1 < best ? cur[j - 1] + 1 : best;
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && up2[j - 2] + 1 < best)
+      bool swap = i > 1 && j > 1 && ai == upper(b[j - 2]) && upper(a[i - 2]) == bj;
+      if (swap && up2[j - 2] + 1 < best)
         best = up2[j - 2] + 1;
       cur[j] = best;
     }
