@@ -143,6 +143,8 @@ AXI_HIDDEN long axi_os_read(int fd, void *buf, size_t n);
 AXI_HIDDEN long axi_os_write(int fd, const void *buf, size_t n);
 AXI_HIDDEN int axi_os_close(int fd);
 AXI_HIDDEN int axi_os_fcntl(int fd, int cmd, int arg);
+AXI_HIDDEN bool axi_os_getcwd(char *buf, size_t size);
+AXI_HIDDEN int axi_os_access(const char *path, int mode);
 AXI_HIDDEN uint64_t axi_now_ms(void);
 AXI_HIDDEN uint64_t axi_random(void);
 

@@ -216,6 +216,15 @@ int axi_os_close(int fd) { return (int)syscall(SYS_close, fd); }
 
 int axi_os_fcntl(int fd, int cmd, int arg) { return (int)syscall(SYS_fcntl, fd, cmd, arg); }
 
+/* The working directory into buf (the kernel's: ENOENT when it was removed, ERANGE when it
+ * does not fit); false and errno on failure. */
+bool axi_os_getcwd(char *buf, size_t size) { return syscall(SYS_getcwd, buf, size) > 0; }
+
+/* access(path, mode) (faccessat: AArch64 has no access system call) */
+int axi_os_access(const char *path, int mode) {
+  return (int)syscall(SYS_faccessat, AT_FDCWD, path, mode);
+}
+
 /* ---- time and randomness ------------------------------------------------------------ */
 
 uint64_t axi_now_ms(void) {

@@ -357,7 +357,7 @@ static void say_prefix(void) {
  * cannot, said, and then the profiles go where p leads from the directory of the moment. */
 static bool prefix_absolute(const char *p) {
   char e[24];
-  if (!getcwd(prefix_buf, sizeof prefix_buf)) {
+  if (!axi_os_getcwd(prefix_buf, sizeof prefix_buf)) {
     say_prefix();
     axi_write("the working directory is unknown (%s): the prefix is used as it is\n",
               axi_strerror(errno, e));
@@ -388,7 +388,7 @@ static void prefix_check(void) {
     return;
   memcpy(keep, cut + 1, sizeof keep);
   memcpy(cut + 1, ".", 2);
-  if (access(prefix_buf, W_OK | X_OK) != 0) {
+  if (axi_os_access(prefix_buf, W_OK | X_OK) != 0) {
     char e[24];
     int err = errno;
     *(cut == prefix_buf ? cut + 1 : cut) = 0; /* the directory as it is named: "/" or "/a/b" */
