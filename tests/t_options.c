@@ -1,10 +1,10 @@
 /* Options from the environment and the stats printer.
  *
- *   t_options           no AXMALLOC_* set: ax_stats_print() prints "axmalloc stats:" first;
+ *   t_options           no AXMALLOC_* set: ax_stats_print() prints "axmalloc stats (pid N):" first;
  *                       a process that exits prints nothing from the allocator (ctest also
  *                       fails the run if any "axmalloc" line reaches its output)
  *   t_options stats     run with AXMALLOC_STATS=1: exit prints the statistics, starting with
- *                       the same "axmalloc stats:" line ax_stats_print() gives
+ *                       "axmalloc stats (pid N):", N the child's pid, and aligned rows
  *   t_options verbose   run with AXMALLOC_VERBOSE=1: ctest matches an "axmalloc:" line in
  *                       the output before "t_options: verbose OK"
  *
