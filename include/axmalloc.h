@@ -142,6 +142,10 @@ size_t ax_class_size(unsigned c);
  *   purge               void          w   return free memory to the OS now (ax_trim(0))
  *   prof.active         bool          rw  sampling on (AXMALLOC_PROF=1 started it) or paused
  *   prof.dump           const char *  w   write a profile (ax_prof_dump; NULL: the default)
+ *   opt.<option>        (its kind)    r   every AXMALLOC_* option as read at start-up, named
+ *                                         in lower case without AXMALLOC_ (opt.prof_sample):
+ *                                         on/off options bool, sizes size_t, numbers
+ *                                         uint64_t, words and paths const char *
  *
  * Blocks the heap profiler sampled are not in stats.allocated and the thread figures. */
 int ax_ctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);

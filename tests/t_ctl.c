@@ -48,6 +48,46 @@ static void check_errors(void) {
   CHECK(errno == 1234); /* kept */
 }
 
+/* Every option read back, as the environment gave it or its default: ctest runs this with
+ * AXMALLOC_PURGE_DELAY_MS=25 and AXMALLOC_THP=never (api.cmake). */
+static void check_options(void) {
+  bool b = true;
+  size_t len = sizeof b;
+  CHECK(ax_ctl("opt.stats", &b, &len, NULL, 0) == 0);
+  CHECK(b == false);
+  CHECK(ax_ctl("opt.thp_sysfs", &b, &len, NULL, 0) == ENOENT); /* a test hook, no option */
+  ax_info_t info;
+  ax_info(&info);
+  size_t sample = 0;
+  len = sizeof sample;
+  CHECK(ax_ctl("opt.prof_sample", &sample, &len, NULL, 0) == 0);
+  CHECKF(sample == 512 << 10, "opt.prof_sample %zu", sample);
+  size_t page = 0;
+  CHECK(ax_ctl("opt.page_size", &page, &len, NULL, 0) == 0);
+  CHECK(page == info.page_size);
+  uint64_t ms = 0;
+  len = sizeof ms;
+  CHECK(ax_ctl("opt.purge_delay_ms", &ms, &len, NULL, 0) == 0);
+  CHECKF(ms == (getenv("AXMALLOC_PURGE_DELAY_MS") ? 25u : 10u), "opt.purge_delay_ms %llu",
+         (unsigned long long)ms);
+  const char *thp = NULL;
+  len = sizeof thp;
+  CHECK(ax_ctl("opt.thp", &thp, &len, NULL, 0) == 0);
+  const char *want = getenv("AXMALLOC_THP") ? getenv("AXMALLOC_THP") : "auto";
+  CHECKF(thp && strcmp(thp, want) == 0, "opt.thp %s, want %s", thp ? thp : "NULL", want);
+  CHECK(ax_ctl("opt.thp", NULL, NULL, &thp, sizeof thp) == EPERM);
+  CHECK(ax_ctl("opt.thp", &ms, &(size_t){4}, NULL, 0) == EINVAL);
+  CHECK(ax_ctl("opt.no_such_option", &ms, &(size_t){sizeof ms}, NULL, 0) == ENOENT);
+  CHECK(ax_ctl("opt.", &ms, &(size_t){sizeof ms}, NULL, 0) == ENOENT);
+  CHECK(ax_ctl("opt.prof_sample_", &sample, &(size_t){sizeof sample}, NULL, 0) == ENOENT);
+  /* purge.delay_ms starts as the option, and its bound is the option's */
+  CHECK(get_u64("purge.delay_ms") == ms);
+  uint64_t hour = 3600000, more = 3600001;
+  CHECK(ax_ctl("purge.delay_ms", NULL, NULL, &more, sizeof more) == EINVAL);
+  CHECK(ax_ctl("purge.delay_ms", NULL, NULL, &hour, sizeof hour) == 0);
+  CHECK(ax_ctl("purge.delay_ms", NULL, NULL, &ms, sizeof ms) == 0);
+}
+
 static void check_version_epoch(void) {
   const char *ver = NULL;
   size_t len = sizeof ver;
@@ -291,6 +331,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   check_errors();
+  check_options();
   check_version_epoch();
   check_bytes();
   check_bounds();

@@ -149,7 +149,7 @@ static void get_purge_delay(void *out) { *(uint64_t *)out = ax_peek(&axi_options
 /* Read by every heap's next purge tick: empty pages retired from then on wait this long. */
 static int set_purge_delay(const void *in) {
   uint64_t ms = *(const uint64_t *)in;
-  if (ms > ((uint64_t)1 << 40))
+  if (ms > AX_PURGE_DELAY_MAX_MS)
     return EINVAL;
   ax_poke(&axi_options.purge_delay_ms, ms);
   return 0;
@@ -190,6 +190,45 @@ static const ctl_entry_t entries[] = {
     {"prof.dump", T_STR, NULL, set_prof_dump},
 };
 
+/* ---- opt.<name>: the options as read at start-up ------------------------------------- */
+
+/* "opt.prof_sample" names AXMALLOC_PROF_SAMPLE: the part after AXMALLOC_, in lower case. */
+static bool opt_named(const char *name, const char *env) {
+  const char *e = env + sizeof "AXMALLOC_" - 1;
+  for (; *name && *e; name++, e++)
+    if (*name != (*e >= 'A' && *e <= 'Z' ? *e - 'A' + 'a' : *e))
+      return false;
+  return *name == *e;
+}
+
+/* Options are read-only: bools as bool, sizes as size_t, numbers as uint64_t, words (a
+ * choice, a path, a signal as given) as const char *. */
+static int run_opt(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) {
+  ax_option_view_t v;
+  size_t i = 0;
+  while (axi_option_at(i++, &v) && !opt_named(name, v.env))
+    ;
+  if (!opt_named(name, v.env))
+    return ENOENT;
+  if (newp || newlen)
+    return EPERM;
+  ctl_type_t t = v.kind == AXI_OPT_BOOL   ? T_BOOL
+                 : v.kind == AXI_OPT_SIZE ? T_SIZE
+                 : v.kind == AXI_OPT_UINT ? T_U64
+                                          : T_STR;
+  if (!oldp || !oldlenp || *oldlenp != size_of(t))
+    return EINVAL;
+  if (t == T_BOOL)
+    *(bool *)oldp = v.num != 0;
+  else if (t == T_SIZE)
+    *(size_t *)oldp = (size_t)v.num;
+  else if (t == T_U64)
+    *(uint64_t *)oldp = v.num;
+  else
+    *(const char **)oldp = v.str;
+  return 0;
+}
+
 /* ---- the call ------------------------------------------------------------------------- */
 
 static int run(const ctl_entry_t *e, void *oldp, size_t *oldlenp, void *newp, size_t newlen) {
@@ -213,11 +252,14 @@ int ax_ctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t new
   if (axi_tls_heap == &axi_heap_empty)
     axi_heap_get(); /* process init, so that options and figures exist (as ax_info) */
   int rc = ENOENT;
-  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
-    if (strcmp(name, entries[i].name) == 0) {
-      rc = run(&entries[i], oldp, oldlenp, newp, newlen);
-      break;
-    }
+  if (strncmp(name, "opt.", 4) == 0)
+    rc = run_opt(name + 4, oldp, oldlenp, newp, newlen);
+  else
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
+      if (strcmp(name, entries[i].name) == 0) {
+        rc = run(&entries[i], oldp, oldlenp, newp, newlen);
+        break;
+      }
   errno = saved;
   return rc;
 }

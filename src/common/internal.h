@@ -94,6 +94,8 @@ enum axi_option {
  * multi-threading, checked mode). pre: process init, alone, axi_os_page the kernel's. No
  * allocation; errno kept. */
 AXI_HIDDEN void axi_options_read(void);
+/* AXMALLOC_PURGE_DELAY_MS's bound, and ax_ctl's purge.delay_ms's (an hour) */
+#define AX_PURGE_DELAY_MAX_MS 3600000u
 /* An option's value: a bool's 0 or 1, a size or number, a choice's index (the order of its
  * words in the table, which is its owner's enum's), a signal's number. pre: options read. */
 AXI_HIDDEN uint64_t axi_option_num(enum axi_option o);

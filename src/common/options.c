@@ -78,7 +78,7 @@ static const option_t table[AXI_OPTION_COUNT] = {
     [AXI_OPTION_PROF_UNWIND] = {"AXMALLOC_PROF_UNWIND", P_CHOICE,
                                 .words = WORDS("table", "libgcc", "check")},
     /* up to an hour: past that a page is as good as never purged */
-    [AXI_OPTION_PURGE_DELAY_MS] = {"AXMALLOC_PURGE_DELAY_MS", P_UINT, .dflt = 10, .max = 3600000},
+    [AXI_OPTION_PURGE_DELAY_MS] = {"AXMALLOC_PURGE_DELAY_MS", P_UINT, .dflt = 10, .max = AX_PURGE_DELAY_MAX_MS},
     [AXI_OPTION_STATS] = {"AXMALLOC_STATS", P_BOOL},
     [AXI_OPTION_THP] = {"AXMALLOC_THP", P_CHOICE, .words = WORDS("auto", "never", "always")},
     [AXI_OPTION_VERBOSE] = {"AXMALLOC_VERBOSE", P_BOOL},
