@@ -10,6 +10,8 @@
 #   <prefix>/<libdir>/axmalloc.o                                              dev
 #   <prefix>/<libdir>/cmake/axmalloc/axmalloc-config.cmake, ...-version.cmake dev
 #   <prefix>/<libdir>/pkgconfig/axmalloc.pc                                   dev
+#   <prefix>/share/man/man1/axmalloc.1.gz (the launcher)                      runtime
+#   <prefix>/share/man/man3/axmalloc.3.gz (the API and the options)           dev
 #
 # <libdir> comes from GNUInstallDirs: "lib" for most prefixes, lib/<multiarch> (for example
 # lib/x86_64-linux-gnu) on Debian when the prefix is /usr.
@@ -148,3 +150,25 @@ file(GENERATE OUTPUT ${AX_LAUNCHER_BUILD}
   FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
                    WORLD_READ WORLD_EXECUTE)
 unset(AX_LAUNCHER_LIB)
+
+# ---- manual pages -----------------------------------------------------------------------
+# man/axmalloc.1 and man/axmalloc.3, compressed as Debian installs manual pages: gzip -9n,
+# which leaves the name and the time out of the header, so that the same page always gives
+# the same bytes (lintian: package-contains-timestamped-gzip). man reads them compressed.
+find_program(AX_GZIP gzip REQUIRED)
+set(ax_man_pages "")
+foreach(page axmalloc.1 axmalloc.3)
+  set(gz ${CMAKE_CURRENT_BINARY_DIR}/ax-man/${page}.gz)
+  add_custom_command(OUTPUT ${gz}
+    COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/man/${page}
+            ${CMAKE_CURRENT_BINARY_DIR}/ax-man/${page}
+    COMMAND ${AX_GZIP} -9nf ${CMAKE_CURRENT_BINARY_DIR}/ax-man/${page}
+    DEPENDS ${PROJECT_SOURCE_DIR}/man/${page}
+    COMMENT "gzip -9n man/${page}" VERBATIM)
+  list(APPEND ax_man_pages ${gz})
+endforeach()
+add_custom_target(axmalloc_man ALL DEPENDS ${ax_man_pages})
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ax-man/axmalloc.1.gz
+        DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT runtime)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ax-man/axmalloc.3.gz
+        DESTINATION ${CMAKE_INSTALL_MANDIR}/man3 COMPONENT dev)

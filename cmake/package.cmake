@@ -1,9 +1,13 @@
 # Debian packages with CPack, one per install component of cmake/install.cmake:
 #
-#   libaxmalloc0     (runtime)  libaxmalloc.so.0, libaxmalloc.so.0.1, /usr/bin/axmalloc
+#   libaxmalloc0     (runtime)  libaxmalloc.so.0, libaxmalloc.so.0.1, /usr/bin/axmalloc,
+#                               axmalloc(1)
 #   libaxmalloc-dev  (dev)      axmalloc.h, libaxmalloc.a, axmalloc.o, libaxmalloc.so, the
-#                               CMake package and the pkg-config file; Depends on
+#                               CMake package, the pkg-config file, axmalloc(3); Depends on
 #                               libaxmalloc0 (= <version>)
+#
+# and in both /usr/share/doc/<package>/copyright (packaging/copyright: LICENSE in Debian's
+# machine-readable format) and changelog.gz (packaging/changelog, gzip -9n).
 #
 # Build them from a tree configured with the prefix the packages install into, /usr:
 #
@@ -22,15 +26,26 @@
 #     -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib/aarch64-linux-gnu \
 #     -DAX_BUILD_TESTS=OFF -DAX_BUILD_BENCH=OFF
 #
-# tests/t_package.sh builds, installs and removes the packages (native builds).
+# tests/t_package.sh builds, installs and removes the packages (native builds);
+# tests/t_lintian.sh runs lintian on them, which must report no error and no warning.
 #
 # Included from the top CMakeLists.txt after cmake/install.cmake. Files are installed by
 # `cmake --install` under DESTDIR with the prefix /usr (CPACK_SET_DESTDIR), as a Debian
 # package build does: the .pc file and the launcher, written at install time, then name
 # /usr and not CPack's staging directory.
 
-set(AX_DEB_MAINTAINER "axmalloc developers <dev@axmalloc>" CACHE STRING
+# The project's identity, as its commits name it (git log -1 --format='%an <%ae>'). lintian
+# (bogus-mail-host) wants the address's host to be a domain name, with at least two labels
+# (Data::Validate::Domain's is_domain, the top-level domain not checked): the earlier
+# default, dev@axmalloc, had one. Whoever builds packages to publish names themselves here.
+set(ax_deb_maintainer_default
+  "Seed 14fc48fb maintainers <maintainers@users.noreply.a-seed-14fc48fb.example>")
+set(AX_DEB_MAINTAINER "${ax_deb_maintainer_default}" CACHE STRING
   "Maintainer field of the Debian packages (cmake/package.cmake)")
+if(AX_DEB_MAINTAINER STREQUAL "axmalloc developers <dev@axmalloc>") # a tree configured before
+  set(AX_DEB_MAINTAINER "${ax_deb_maintainer_default}" CACHE STRING
+    "Maintainer field of the Debian packages (cmake/package.cmake)" FORCE)
+endif()
 
 set(CPACK_PACKAGE_NAME axmalloc)
 set(CPACK_PACKAGE_VENDOR axmalloc)
@@ -106,14 +121,16 @@ endif()
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON) # (only libaxmalloc0 has a shared object)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 # ldconfig's cache learns the library through dpkg's ldconfig trigger, as debhelper's
-# packages do, instead of maintainer scripts that call it.
+# packages do, and the package has no maintainer scripts. CPack writes a postinst and a
+# postrm that call ldconfig for a package with a shared object in /usr/lib/<multiarch>
+# (lintian: maintscript-calls-ldconfig) unless CONTROL_EXTRA names a file of that name; one
+# that does nothing is maintainer-script-empty. So CONTROL_EXTRA names postinst and postrm
+# files that do not exist: CPack then writes neither and, finding no such file, adds
+# nothing (cmCPackDebGenerator: "does not exist", a warning in cpack's log).
 set(ax_deb_control ${CMAKE_CURRENT_BINARY_DIR}/ax-deb/runtime)
 file(MAKE_DIRECTORY ${ax_deb_control})
 file(WRITE ${ax_deb_control}/triggers "activate-noawait ldconfig\n")
-file(WRITE ${ax_deb_control}/postinst
-  "#!/bin/sh\nset -e\n# ldconfig runs through the ldconfig trigger (triggers).\nexit 0\n")
-file(WRITE ${ax_deb_control}/postrm
-  "#!/bin/sh\nset -e\n# ldconfig runs through the ldconfig trigger (triggers).\nexit 0\n")
+file(REMOVE ${ax_deb_control}/postinst ${ax_deb_control}/postrm)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA
   ${ax_deb_control}/triggers ${ax_deb_control}/postinst ${ax_deb_control}/postrm)
 
@@ -131,6 +148,35 @@ axmalloc.h, the static library libaxmalloc.a and the relocatable axmalloc.o
 for static programs, the link for -laxmalloc, the CMake package
 (find_package(axmalloc): axmalloc::axmalloc, axmalloc::static,
 axmalloc::object) and the pkg-config file axmalloc.pc.")
+
+# ---- copyright and changelog ----------------------------------------------------------
+# Debian wants both in /usr/share/doc/<package>/ of every package. The package is native (its
+# version, 0.1, has no Debian revision), so lintian wants the changelog as changelog.gz, not
+# changelog.Debian.gz (wrong-name-for-changelog-of-native-package); gzip -9n as the manual
+# pages. They name the packages, so an install puts them only where the packages would: into
+# the prefix /usr (CPack's, or cmake --install --prefix /usr), not into /opt/axmalloc.
+set(ax_changelog_gz ${CMAKE_CURRENT_BINARY_DIR}/ax-deb/changelog.gz)
+add_custom_command(OUTPUT ${ax_changelog_gz}
+  COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/packaging/changelog
+          ${CMAKE_CURRENT_BINARY_DIR}/ax-deb/changelog
+  COMMAND ${AX_GZIP} -9nf ${CMAKE_CURRENT_BINARY_DIR}/ax-deb/changelog
+  DEPENDS ${PROJECT_SOURCE_DIR}/packaging/changelog
+  COMMENT "gzip -9n packaging/changelog" VERBATIM)
+add_custom_target(axmalloc_deb_changelog ALL DEPENDS ${ax_changelog_gz})
+foreach(pair "runtime=libaxmalloc0" "dev=libaxmalloc-dev")
+  string(REGEX MATCH "^([^=]+)=(.+)$" ax_m "${pair}")
+  install(CODE "
+    if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
+      file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/share/doc/${CMAKE_MATCH_2}\"
+           TYPE FILE FILES \"${PROJECT_SOURCE_DIR}/packaging/copyright\" \"${ax_changelog_gz}\")
+    endif()
+  " COMPONENT ${CMAKE_MATCH_1})
+endforeach()
+# The version of the changelog's latest entry, which cpack -G DEB wants to be this one's.
+file(STRINGS ${PROJECT_SOURCE_DIR}/packaging/changelog ax_changelog_top LIMIT_COUNT 1)
+string(REGEX REPLACE "^axmalloc \\(([^)]*)\\) .*" "\\1" ax_changelog_version "${ax_changelog_top}")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+  ${PROJECT_SOURCE_DIR}/packaging/changelog)
 
 # ---- refuse packages whose paths would be wrong --------------------------------------
 # Read by cpack for each generator (CPACK_PROJECT_CONFIG_FILE).
@@ -155,6 +201,12 @@ if(CPACK_GENERATOR STREQUAL \"DEB\")
   endif()
   if(\"${AX_DEB_ARCH}\" STREQUAL \"\")
     message(FATAL_ERROR \"axmalloc: no Debian architecture for ${CMAKE_SYSTEM_PROCESSOR}\")
+  endif()
+  if(NOT \"${ax_changelog_version}\" STREQUAL \"${PROJECT_VERSION}\")
+    message(FATAL_ERROR \"axmalloc: packaging/changelog's latest entry is for version \"
+      \"'${ax_changelog_version}', not ${PROJECT_VERSION}: add an entry for \"
+      \"${PROJECT_VERSION} (its first line 'axmalloc (${PROJECT_VERSION}) unstable; \"
+      \"urgency=medium', as the one there) and configure again\")
   endif()
   if(NOT \"${AX_SANITIZE}\" STREQUAL \"\")
     message(FATAL_ERROR \"axmalloc: no packages from a sanitizer build (AX_SANITIZE=${AX_SANITIZE})\")

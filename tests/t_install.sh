@@ -64,7 +64,8 @@ expect=$(printf '%s\n' bin/axmalloc "$includedir/axmalloc.h" "$libdir/axmalloc.o
   "$libdir/cmake/axmalloc/axmalloc-config-version.cmake" \
   "$libdir/cmake/axmalloc/axmalloc-config.cmake" "$libdir/libaxmalloc.a" \
   "$libdir/libaxmalloc.so" "$libdir/libaxmalloc.so.0" "$libdir/libaxmalloc.so.$version" \
-  "$libdir/pkgconfig/axmalloc.pc" | sort)
+  "$libdir/pkgconfig/axmalloc.pc" share/man/man1/axmalloc.1.gz share/man/man3/axmalloc.3.gz |
+  sort)
 got=$(cd "$P" && find . ! -type d | sed 's|^\./||' | sort)
 [ "$got" = "$expect" ] || fail "installed files differ from the expected list:
 $(diff <(echo "$expect") <(echo "$got"))"

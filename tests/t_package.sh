@@ -2,12 +2,12 @@
 # t_package: build the Debian packages with CPack, install them on this machine, use them
 # the way a user would, and remove them again:
 #   1. cpack -G DEB: from the given build when it was configured with the prefix /usr,
-#      otherwise from a packaging build of the same sources in a temporary directory
+#      otherwise from a packaging build of the same sources in <build>/ax-pkgbuild
 #      (-DCMAKE_INSTALL_PREFIX=/usr, library only: GNUInstallDirs gives /usr its
 #      lib/<multiarch>, see cmake/package.cmake); then the two files' names, control fields
-#      (Depends, shlibs, the ldconfig trigger) and exact file lists;
+#      (Depends, shlibs, the ldconfig trigger, no maintainer script) and exact file lists;
 #   2. apt-get install ./libaxmalloc0_*.deb ./libaxmalloc-dev_*.deb: dpkg -L lists every file,
-#      they exist, ldconfig's cache has libaxmalloc.so.0;
+#      they exist, ldconfig's cache has libaxmalloc.so.0, man -w finds axmalloc(1) and (3);
 #   3. cc prog.c $(pkg-config --cflags --libs axmalloc) (C, C++, -static --static) and the
 #      project tests/consumer through find_package(axmalloc), both against /usr, nothing
 #      else on any search path; every program must print OK and shared ones must name
@@ -71,11 +71,14 @@ L=/usr/lib/$ma
 same_lib() { [ "$(readlink -f "$1")" = "$(readlink -f "$L/libaxmalloc.so.0")" ]; }
 # What the packages install (non-directories), as dpkg-deb lists them.
 RUNTIME_FILES=("./usr/bin/axmalloc" "./usr/lib/$ma/libaxmalloc.so.0"
-  "./usr/lib/$ma/libaxmalloc.so.$version")
+  "./usr/lib/$ma/libaxmalloc.so.$version" "./usr/share/man/man1/axmalloc.1.gz"
+  "./usr/share/doc/libaxmalloc0/copyright" "./usr/share/doc/libaxmalloc0/changelog.gz")
 DEV_FILES=("./usr/include/axmalloc.h" "./usr/lib/$ma/axmalloc.o"
   "./usr/lib/$ma/cmake/axmalloc/axmalloc-config-version.cmake"
   "./usr/lib/$ma/cmake/axmalloc/axmalloc-config.cmake" "./usr/lib/$ma/libaxmalloc.a"
-  "./usr/lib/$ma/libaxmalloc.so" "./usr/lib/$ma/pkgconfig/axmalloc.pc")
+  "./usr/lib/$ma/libaxmalloc.so" "./usr/lib/$ma/pkgconfig/axmalloc.pc"
+  "./usr/share/man/man3/axmalloc.3.gz" "./usr/share/doc/libaxmalloc-dev/copyright"
+  "./usr/share/doc/libaxmalloc-dev/changelog.gz")
 
 # ---- one run per machine; a killed run's packages ------------------------------------
 lockdir=/run/lock
@@ -152,7 +155,8 @@ if [ "$prefix" = /usr ]; then
   pkgbuild=$build
   echo "t_package: packaging $build (prefix /usr)"
 else
-  pkgbuild=$W/pkgbuild
+  # kept in the build tree: t_lintian packages from the same one (and a rerun is incremental)
+  pkgbuild=$build/ax-pkgbuild
   echo "t_package: $build has the prefix $prefix: packaging build in $pkgbuild (prefix /usr)"
   cfg=("$cmake" -S "$source" -B "$pkgbuild" -DCMAKE_BUILD_TYPE=Release
     -DCMAKE_INSTALL_PREFIX=/usr -DAX_BUILD_TESTS=OFF -DAX_BUILD_BENCH=OFF -DAX_BUILD_FUZZ=OFF
@@ -205,6 +209,10 @@ shlibs=$(dpkg-deb -I "$RT" shlibs 2>&1)
 triggers=$(dpkg-deb -I "$RT" triggers 2>&1)
 grep -qx 'activate-noawait ldconfig' <<<"$triggers" &&
   ok "libaxmalloc0 triggers: $triggers" || fail "libaxmalloc0 triggers: '$triggers'"
+# No maintainer scripts: ldconfig runs through the trigger (cmake/package.cmake).
+members=$(dpkg-deb --ctrl-tarfile "$RT" | tar -t | sed 's|^\./||' | grep -v '^$' | sort | xargs)
+[ "$members" = "control md5sums shlibs triggers" ] && ok "libaxmalloc0 control members: $members" ||
+  fail "libaxmalloc0 control members: '$members', expected control md5sums shlibs triggers"
 # files DEB: its non-directories, as dpkg-deb -c names them ("./usr/...")
 files() { dpkg-deb --fsys-tarfile "$1" | tar -t | grep -v '/$' | sort; }
 for which in RT DEV; do
@@ -241,6 +249,20 @@ ldc=$(ldconfig -p | grep 'libaxmalloc\.so\.0 ')
 ldf=$(sed -n 's/.* => //p' <<<"$ldc" | head -n 1)
 [ -n "$ldf" ] && same_lib "$ldf" && ok "ldconfig -p: $(head -n 1 <<<"$ldc" | sed 's/^[[:space:]]*//')" ||
   fail "ldconfig -p does not list $L/libaxmalloc.so.0 (the ldconfig trigger did not run?): $ldc"
+
+# The manual pages, where man finds them (man-db: scripts/deps.sh).
+if command -v man >/dev/null; then
+  for sec in 1 3; do
+    m=$(man -w "$sec" axmalloc 2>&1)
+    [ "$m" = "/usr/share/man/man$sec/axmalloc.$sec.gz" ] && ok "man -w $sec axmalloc: $m" ||
+      fail "man -w $sec axmalloc: '$m', expected /usr/share/man/man$sec/axmalloc.$sec.gz"
+  done
+  m=$(man -w axmalloc 2>&1)
+  [ "$m" = /usr/share/man/man1/axmalloc.1.gz ] && ok "man -w axmalloc: $m" ||
+    fail "man -w axmalloc: '$m', expected /usr/share/man/man1/axmalloc.1.gz"
+else
+  fail "no man: install man-db (scripts/deps.sh)"
+fi
 
 # ---- 3. consumers against /usr -------------------------------------------------------------
 phase "3. consumers against /usr"
