@@ -27,6 +27,9 @@ PKGS=(
   # Debian packages (cpack -G DEB, tests/t_package.sh): dpkg-shlibdeps and dpkg-architecture
   # (dpkg-dev), file (CPack's shared-object detection for Depends and shlibs)
   dpkg-dev file
+  # the packages' checks: lintian (tests/t_lintian.sh: no error, no warning), man and groff
+  # (tests/t_man.sh renders the manual pages with warnings on; t_package runs man -w)
+  lintian man-db groff-base
   # the heap profiler's test reads its profiles with google-pprof (tests/t_prof.sh)
   google-perftools
   # fuzzing (scripts/fuzz.sh): clang and its libFuzzer runtime

@@ -55,5 +55,5 @@ set_tests_properties(t_lintian PROPERTIES TIMEOUT 600 LABELS install SKIP_RETURN
 
 add_test(NAME t_man
   COMMAND ${AX_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/t_man.sh
-    "source=${PROJECT_SOURCE_DIR}" "launcher=${AX_LAUNCHER_BUILD}")
+    "source=${PROJECT_SOURCE_DIR}" "launcher=${AX_LAUNCHER_BUILD}" "version=${PROJECT_VERSION}")
 set_tests_properties(t_man PROPERTIES TIMEOUT 60 LABELS launcher SKIP_RETURN_CODE 77)
