@@ -71,9 +71,9 @@ for deb in "${debs[@]}"; do
 done
 
 # ---- lintian ------------------------------------------------------------------------------
-# --pedantic shows what else it would say; only E: and W: fail. (As root it says "running
+# -I --pedantic shows what else it would say; only E: and W: fail. (As root it says "running
 # with root privileges is not recommended!", no tag.)
-lintian --pedantic "${debs[@]}" >"$W/lintian.out" 2>&1
+lintian -I --pedantic "${debs[@]}" >"$W/lintian.out" 2>&1
 lrc=$?
 sed 's/^/  lintian: /' "$W/lintian.out"
 bad=$(grep -E '^[EW]: ' "$W/lintian.out")
@@ -91,6 +91,10 @@ fi
 # LICENSE's permission text, indented as a DEP-5 License: paragraph (empty lines: " .").
 sed -n '/^Permission/,$p' "$source/LICENSE" | sed 's/^$/./; s/^/ /' >"$W/license.dep5"
 holder=$(sed -n 's/^Copyright (c) //p' "$source/LICENSE")
+# license_text FILE: what follows the last "License: Expat" line (the stand-alone paragraph).
+license_text() {
+  awk '{ l[NR] = $0 } /^License: Expat$/ { n = NR } END { for (i = n + 1; i <= NR; i++) print l[i] }' "$1"
+}
 for deb in "${debs[@]}"; do
   p=$(dpkg-deb -f "$deb" Package)
   x=$W/x.$p
@@ -102,9 +106,9 @@ for deb in "${debs[@]}"; do
     fail "$p: copyright is not in the machine-readable format: $(head -n 1 "$c")"
   elif ! grep -qxF "Copyright: $holder" "$c"; then
     fail "$p: copyright has no 'Copyright: $holder' (LICENSE's holder)"
-  elif ! sed -n '/^License: Expat$/,$p' "$c" | tail -n +2 | diff -q - "$W/license.dep5" >/dev/null; then
+  elif ! license_text "$c" | diff -q - "$W/license.dep5" >/dev/null; then
     fail "$p: copyright's License: Expat text differs from LICENSE's:
-$(sed -n '/^License: Expat$/,$p' "$c" | tail -n +2 | diff - "$W/license.dep5")"
+$(license_text "$c" | diff - "$W/license.dep5")"
   else
     ok "$p: copyright (DEP-5, $holder, LICENSE's text)"
   fi

@@ -224,8 +224,10 @@ for which in RT DEV; do
     fail "$(basename "$deb"): files differ from the expected list:
 $(diff <(echo "$want") <(echo "$got"))"
 done
-dpkg-deb -c "$RT" | grep -q '^-rwxr-xr-x root/root .* \./usr/bin/axmalloc$' ||
-  fail "libaxmalloc0: ./usr/bin/axmalloc is not -rwxr-xr-x root/root: $(dpkg-deb -c "$RT" | grep bin/axmalloc)"
+# (the listing read whole first: grep -q stopping early kills dpkg-deb's tar with SIGPIPE)
+listing=$(dpkg-deb -c "$RT")
+grep -q '^-rwxr-xr-x root/root .* \./usr/bin/axmalloc$' <<<"$listing" ||
+  fail "libaxmalloc0: ./usr/bin/axmalloc is not -rwxr-xr-x root/root: $(grep bin/axmalloc <<<"$listing")"
 
 # ---- 2. install -------------------------------------------------------------------------
 phase "2. apt-get install"
@@ -260,6 +262,8 @@ if command -v man >/dev/null; then
   m=$(man -w axmalloc 2>&1)
   [ "$m" = /usr/share/man/man1/axmalloc.1.gz ] && ok "man -w axmalloc: $m" ||
     fail "man -w axmalloc: '$m', expected /usr/share/man/man1/axmalloc.1.gz"
+  m=$(MANPAGER=cat MANWIDTH=80 man axmalloc 2>&1 | col -b | sed -n '/^NAME$/{n;p;q}')
+  grep -q '^ *axmalloc - ' <<<"$m" && ok "man axmalloc: NAME:$m" || fail "man axmalloc: NAME is '$m'"
 else
   fail "no man: install man-db (scripts/deps.sh)"
 fi
