@@ -325,6 +325,39 @@ static uint32_t suppressed_by(const ax_leak_stack_t *s) {
   return 0;
 }
 
+/* Blocks the dynamic linker allocated (a thread's TLS, its DTV) are held through structures
+ * the scan does not read (the TLS of threads gone, kept with their cached stacks): counted
+ * as still reachable, as LeakSanitizer ignores the linker's allocations. */
+static bool by_linker(const ax_leak_stack_t *s) {
+  for (unsigned f = 0; f < s->depth; f++) {
+    ax_sym_t sym;
+    axi_symbolize(s->pc[f], &sym);
+    const char *base = strrchr(sym.module, '/');
+    base = base ? base + 1 : sym.module;
+    if (!strncmp(base, "ld-linux", 8) || (sym.name && !strncmp(sym.name, "_dl_allocate_tls", 16)))
+      return true;
+  }
+  return false;
+}
+
+static void linker_blocks(ax_leak_tally_t *sum) {
+  size_t top = ax_atomic_load_relaxed(&axi_leak_depot_top);
+  top = top < DEPOT_BYTES ? top : DEPOT_BYTES;
+  for (size_t at = 0; at < top;) {
+    ax_leak_stack_t *s = (ax_leak_stack_t *)(axi_leak_depot + at);
+    if (s->n[0] && by_linker(s)) {
+      sum->n[0] -= s->n[0];
+      sum->bytes[0] -= s->bytes[0];
+      sum->n[1] += s->n[0];
+      sum->bytes[1] += s->bytes[0];
+      s->n[1] += s->n[0];
+      s->bytes[1] += s->bytes[0];
+      s->n[0] = s->bytes[0] = 0;
+    }
+    at += axi_leak_stack_bytes(s);
+  }
+}
+
 /* ---- the report ------------------------------------------------------------------------------ */
 
 /* The stacks with blocks of kind k (0 lost, 1 still reachable), biggest first: a heap sort
@@ -419,10 +452,11 @@ static void suppress(ax_leak_tally_t *sum) {
 }
 
 static void report(const ax_leak_tally_t *sum) {
-  axi_write("axmalloc: leak check: %llu bytes in %llu blocks lost (definitely), %llu blocks "
-            "(%llu bytes) still reachable\n",
-            (unsigned long long)sum->bytes[0], (unsigned long long)sum->n[0],
-            (unsigned long long)sum->n[1], (unsigned long long)sum->bytes[1]);
+  if (sum->n[0] || axi_leaks == 2)
+    axi_write("axmalloc: leak check: %llu bytes in %llu blocks lost (definitely), %llu blocks "
+              "(%llu bytes) still reachable\n",
+              (unsigned long long)sum->bytes[0], (unsigned long long)sum->n[0],
+              (unsigned long long)sum->n[1], (unsigned long long)sum->bytes[1]);
   if (sum->n[0]) {
     axi_write("\n");
     print_groups(0);
@@ -457,10 +491,11 @@ __attribute__((destructor(101))) static void leak_at_exit(void) {
     axi_write("axmalloc: leak check: no memory to scan with: not checked\n");
     return;
   }
+  if (sum.n[0])
+    linker_blocks(&sum);
   if (suppressions && sum.n[0])
     suppress(&sum);
-  if (sum.n[0] || axi_leaks == 2)
-    report(&sum);
+  report(&sum);
   if (!sum.n[0] || !exit_code)
     return;
   int old;

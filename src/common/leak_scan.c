@@ -75,60 +75,62 @@ typedef struct work {
   uintptr_t b, len; /* a marked block, and the bytes of it to scan */
 } work_t;
 
-static struct {
+/* In memory of its own, not in our data: a static program's data is a root, and lo is the
+ * lowest live block's address. */
+static struct scan {
   uintptr_t lo, hi; /* the live blocks' span: a cheap first test */
   size_t live, huge_live;
   work_t *work;
   size_t nwork;
   work_t *huge; /* the huge blocks, start and size, in address order */
   size_t nhuge;
-} S;
+} * S;
 
 static void count(uintptr_t b, ax_atomic_word *w, size_t extent) {
-  S.live++;
-  S.lo = S.lo && S.lo < b ? S.lo : b;
-  S.hi = S.hi > b + extent ? S.hi : b + extent;
+  S->live++;
+  S->lo = S->lo && S->lo < b ? S->lo : b;
+  S->hi = S->hi > b + extent ? S->hi : b + extent;
   if (!axi_segmap_has(b & ~AX_SEGMENT_MASK) || axi_segment_of((void *)b)->kind == AX_KIND_HUGE)
-    S.huge_live++;
+    S->huge_live++;
 }
 
 static void list_huge(uintptr_t b, ax_atomic_word *w, size_t extent) {
   if ((!axi_segmap_has(b & ~AX_SEGMENT_MASK) || axi_segment_of((void *)b)->kind == AX_KIND_HUGE) &&
-      S.nhuge < S.huge_live)
-    S.huge[S.nhuge++] = (work_t){b, extent};
+      S->nhuge < S->huge_live)
+    S->huge[S->nhuge++] = (work_t){b, extent};
 }
 
 /* The live block at b (side word w) is reached: marked, once, and queued to be scanned. */
 static void reach(uintptr_t b, ax_atomic_word *w, uintptr_t len) {
   uintptr_t v = ax_atomic_load_relaxed(w);
-  if (!v || (v & AX_LEAK_REACHED) || S.nwork == S.live)
+  if (!v || (v & AX_LEAK_REACHED) || S->nwork == S->live)
     return;
   if (!ax_atomic_cas_acq_rel(w, &v, v | AX_LEAK_REACHED)) /* (freed meanwhile) */
     return;
   uintptr_t size = v >> 32;
-  S.work[S.nwork++] = (work_t){b, size < len ? size : len};
+  S->work[S->nwork++] = (work_t){b, size < len ? size : len};
 }
 
 /* The huge block v points into, if any (binary search). */
 static void reach_huge(uintptr_t v) {
-  size_t lo = 0, hi = S.nhuge;
+  size_t lo = 0, hi = S->nhuge;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (S.huge[mid].b <= v)
+    if (S->huge[mid].b <= v)
       lo = mid + 1;
     else
       hi = mid;
   }
   if (lo == 0)
     return;
-  work_t *h = &S.huge[lo - 1];
+  work_t *h = &S->huge[lo - 1];
   if (v < h->b + (h->len ? h->len : 1))
     reach(h->b, axi_leak_word(h->b), h->len);
 }
 
 /* A word of a root or of a reached block: does it point into a live block? */
 static inline void consider(uintptr_t v) {
-  if (v < S.lo || v >= S.hi)
+  if (v < S->lo || v >= S->hi)
     return;
   ax_page_t *page = axi_pagemap_get((void *)v);
   if (!page || axi_segment_of(page)->kind == AX_KIND_HUGE)
@@ -146,13 +148,14 @@ static inline void consider(uintptr_t v) {
 }
 
 static void scan_range(uintptr_t lo, uintptr_t hi) {
-  for (uintptr_t p = (lo + 7) & ~(uintptr_t)7; p + 8 <= hi; p += 8)
+  for (uintptr_t p = (lo + 7) & ~(uintptr_t)7; p + 8 <= hi; p += 8) {
     consider(*(const uintptr_t *)p);
+  }
 }
 
 static void drain(void) {
-  while (S.nwork) {
-    work_t w = S.work[--S.nwork];
+  while (S->nwork) {
+    work_t w = S->work[--S->nwork];
     scan_range(w.b, w.b + w.len);
   }
 }
@@ -264,12 +267,14 @@ static void tally(uintptr_t b, ax_atomic_word *w, size_t extent) {
 }
 
 bool axi_leak_scan(ax_leak_tally_t *sum) {
+  if (!(S = axi_os_map(sizeof *S)))
+    return false;
   walk_live(count);
-  if (!S.live)
+  if (!S->live)
     return true;
-  S.work = axi_os_map(S.live * sizeof *S.work);
-  S.huge = S.huge_live ? axi_os_map(S.huge_live * sizeof *S.huge) : NULL;
-  if (!S.work || (S.huge_live && !S.huge))
+  S->work = axi_os_map(S->live * sizeof *S->work);
+  S->huge = S->huge_live ? axi_os_map(S->huge_live * sizeof *S->huge) : NULL;
+  if (!S->work || (S->huge_live && !S->huge))
     return false;
   walk_live(list_huge);
   dl_iterate_phdr(scan_object, NULL);

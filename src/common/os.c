@@ -232,7 +232,10 @@ void *axi_os_map_file(int fd, size_t size) {
   return p == MAP_FAILED ? NULL : p;
 }
 
-long axi_os_file_size(int fd) { return syscall(SYS_lseek, fd, 0L, SEEK_END); }
+long axi_os_file_size(int fd) {
+  long size = syscall(SYS_lseek, fd, 0L, SEEK_END);
+  return size >= 0 && syscall(SYS_lseek, fd, 0L, SEEK_SET) == 0 ? size : -1;
+}
 
 long axi_os_readlink(const char *path, char *buf, size_t n) {
   return syscall(SYS_readlinkat, AT_FDCWD, path, buf, n);
