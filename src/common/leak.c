@@ -108,21 +108,30 @@ static uint32_t depot_add(uint64_t h, const uintptr_t *pc, unsigned depth) {
 }
 
 /* The id of the stack pc[0..depth) with hash h, added if need be. Lock-free: a slot goes from
- * 0 to an id once (CAS), the stack written before it is published. Two threads adding the
- * same stack at once both write it, one wins the slot, the loser's copy stays unused. */
+ * 0 to (the hash's top half, the id) once (CAS), the stack written before it is published;
+ * the top half tells most other stacks' slots apart without reading their stacks (a probe
+ * that read each stack cost a cache miss a probe: wl_binarytrees, whose recursion makes a
+ * stack of every path into its trees, ran 29 times as long). Two threads adding the same
+ * stack at once both write it, one wins the slot, the loser's copy stays unused. Once the
+ * depot is full, a new stack is the unknown one. */
+static bool depot_full;
 static uint32_t depot_id(uint64_t h, const uintptr_t *pc, unsigned depth) {
-  for (size_t i = h, probes = 0; probes < 64; i++, probes++) {
+  uintptr_t tag = (uintptr_t)(h >> 32) << 32;
+  for (size_t i = h, probes = 0; probes < 16; i++, probes++) {
     ax_atomic_word *slot = &depot_slot[i & (DEPOT_SLOTS - 1)];
-    uintptr_t id = ax_atomic_load_acquire(slot);
-    if (!id) {
-      uint32_t mine = depot_add(h, pc, depth);
-      if (!mine)
+    uintptr_t v = ax_atomic_load_acquire(slot);
+    if (!v) {
+      uint32_t mine = depot_full ? 0 : depot_add(h, pc, depth);
+      if (!mine) {
+        depot_full = true;
         return AX_LEAK_NO_STACK;
-      if (ax_atomic_cas_acq_rel(slot, &id, mine))
+      }
+      if (ax_atomic_cas_acq_rel(slot, &v, tag | mine))
         return mine;
     }
-    if (same_stack(axi_leak_stack((uint32_t)id), h, pc, depth))
-      return (uint32_t)id;
+    if ((v & ~(uintptr_t)0xffffffffu) == tag &&
+        same_stack(axi_leak_stack((uint32_t)v), h, pc, depth))
+      return (uint32_t)v;
   }
   return AX_LEAK_NO_STACK;
 }
