@@ -34,49 +34,13 @@ static pid_t leak_pid;           /* the process the check runs in: not a fork ch
 
 /* ---- options --------------------------------------------------------------------------- */
 
-static bool same_word(const char *s, const char *w) { /* w in lower case */
-  for (; *s && *w; s++, w++)
-    if ((*s >= 'A' && *s <= 'Z' ? *s + 32 : *s) != *w)
-      return false;
-  return *s == *w;
-}
-
-/* 0, 1, 2 (all); -1: not one of the spellings */
-static int leaks_value(const char *s) {
-  static const char *const off[] = {"0", "no", "false", "off"}, *const on[] = {"1", "yes", "true",
-                                                                               "on"};
-  for (unsigned i = 0; i < 4; i++) {
-    if (same_word(s, off[i]))
-      return 0;
-    if (same_word(s, on[i]))
-      return 1;
-  }
-  return same_word(s, "all") ? 2 : -1;
-}
-
-/* The checker's three options, strict: a value it cannot read is ignored with a warning.
- * (One small reader until the options table takes them: getenv neither allocates nor
- * changes errno.) */
+/* The checker's three options (options.c's table: AXMALLOC_LEAKS a bool or all, the exit code
+ * 0-255, the suppression file's path). */
 static void leak_options(void) {
-  const char *s = getenv("AXMALLOC_LEAKS");
-  int v = s && *s ? leaks_value(s) : 0;
-  if (v < 0)
-    axi_write("axmalloc: AXMALLOC_LEAKS=%s is not 1/0, yes/no, true/false, on/off or all: "
-              "ignored\n",
-              s);
-  axi_leaks = (uint8_t)(v > 0 ? v : 0);
-  if ((s = getenv("AXMALLOC_LEAKS_EXITCODE")) && *s) {
-    unsigned code = 0;
-    const char *d = s;
-    for (; *d >= '0' && *d <= '9' && code <= 255; d++)
-      code = code * 10 + (unsigned)(*d - '0');
-    if (*d || code > 255)
-      axi_write("axmalloc: AXMALLOC_LEAKS_EXITCODE=%s is not a number from 0 to 255: ignored\n", s);
-    else
-      exit_code = code;
-  }
-  s = getenv("AXMALLOC_LEAKS_SUPPRESSIONS");
-  suppressions = s && *s ? s : NULL;
+  axi_leaks = (uint8_t)axi_option_num(AXI_OPTION_LEAKS); /* off, on, all: 0, 1, 2 */
+  exit_code = (unsigned)axi_option_num(AXI_OPTION_LEAKS_EXITCODE);
+  if (axi_option_from_env(AXI_OPTION_LEAKS_SUPPRESSIONS))
+    suppressions = axi_option_str(AXI_OPTION_LEAKS_SUPPRESSIONS);
 }
 
 /* ---- the depot --------------------------------------------------------------------------- */
