@@ -94,7 +94,7 @@ for h in --help -h; do
   missing=()
   for word in --stats --verbose --check --prof --leaks --sample --version --help -h -- \
     AXMALLOC_STATS=1 AXMALLOC_VERBOSE=1 AXMALLOC_CHECK=1 AXMALLOC_PROF=1 \
-    AXMALLOC_PROF_FILE=FILE AXMALLOC_PROF_LEAKS=1 AXMALLOC_PROF_SAMPLE=BYTES \
+    AXMALLOC_PROF_FILE=FILE AXMALLOC_LEAKS=1 --leaks=all AXMALLOC_LEAKS=all AXMALLOC_PROF_SAMPLE=BYTES \
     AXMALLOC_PROF_SIGNAL AXMALLOC_LIB LD_PRELOAD "$lib" "usage: axmalloc"; do
     grep -qF -- "$word" <<<"$out" || missing+=("$word")
   done
@@ -187,7 +187,9 @@ expect_env "--prof FILE" "$P" AXMALLOC_PROF=1 "AXMALLOC_PROF_FILE=$W/prof/p"
 seen -- "--prof=$W/prof/q"
 expect_env "--prof=FILE" "$P" AXMALLOC_PROF=1 "AXMALLOC_PROF_FILE=$W/prof/q"
 seen -- --leaks
-expect_env --leaks "$P" AXMALLOC_PROF=1 AXMALLOC_PROF_LEAKS=1
+expect_env --leaks "$P" AXMALLOC_LEAKS=1
+seen -- --leaks=all
+expect_env --leaks=all "$P" AXMALLOC_LEAKS=all
 seen -- --sample 65536
 expect_env "--sample BYTES" "$P" AXMALLOC_PROF_SAMPLE=65536
 seen -- --sample=4096
@@ -197,7 +199,7 @@ expect_env "--sample 64k (the library reads k, m, g)" "$P" AXMALLOC_PROF_SAMPLE=
 seen AXMALLOC_PROF_SIGNAL=12 -- --stats --verbose --check --leaks --prof "$W/prof/r" \
   --sample 1024 --
 expect_env "every option, AXMALLOC_PROF_SIGNAL of the caller" "$P" AXMALLOC_STATS=1 \
-  AXMALLOC_VERBOSE=1 AXMALLOC_CHECK=1 AXMALLOC_PROF=1 AXMALLOC_PROF_LEAKS=1 \
+  AXMALLOC_VERBOSE=1 AXMALLOC_CHECK=1 AXMALLOC_PROF=1 AXMALLOC_LEAKS=1 \
   "AXMALLOC_PROF_FILE=$W/prof/r" AXMALLOC_PROF_SAMPLE=1024 AXMALLOC_PROF_SIGNAL=12
 # A library that exists and is harmless to preload twice.
 libc=$(ldd "$(command -v env)" | awk '$1 == "libc.so.6" { print $3 }')

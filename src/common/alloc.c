@@ -47,6 +47,15 @@ static AX_NOINLINE AX_API void *malloc_prof_slow(ax_heap_t *heap, size_t size, b
   return axi_prof_malloc(heap, size, zero);
 }
 
+/* malloc's slow path while the leak checker runs (leak.c): every malloc comes here (the
+ * direct tables hold only the empty page), and each block is recorded with its stack. */
+static AX_NOINLINE AX_API void *malloc_leak_slow(ax_heap_t *heap, size_t size, bool zero) {
+  void *p = malloc_common(heap, size, zero);
+  if (p)
+    axi_leak_new(p, size);
+  return p;
+}
+
 /* The malloc slow path: first call of a thread, sizes above 1 KiB, empty free lists; every
  * malloc in checked mode (the direct table then holds only the empty page). Sizes up to
  * 1 MiB first look at their class's current page, which has a block most of the time, or
@@ -57,6 +66,8 @@ static AX_NOINLINE AX_API void *malloc_slow(size_t size, bool zero) {
   ax_heap_t *heap = axi_tls_heap;
   if (ax_unlikely(axi_prof_on))
     return malloc_prof_slow(heap, size, zero);
+  if (ax_unlikely(axi_leaks))
+    return malloc_leak_slow(heap, size, zero);
   void *p = malloc_common(heap, size, zero);
   return ax_unlikely(axi_mte) ? axi_mte_tag(p) : p; /* last: after the zeroing (mte.c) */
 }
@@ -137,6 +148,7 @@ static AX_NOINLINE size_t usable_irregular(const char *fn, const void *p) {
   axi_ptr_classify(fn, (void *)p, true, &x);
   switch (x.kind) {
   case AX_PTR_TAGGED:
+  case AX_PTR_LEAK:
     return x.page->block_size;
   case AX_PTR_CHECKED:
     return axi_check_usable(&x, p);
@@ -202,7 +214,7 @@ static AX_NOINLINE AX_API void *realloc_irregular(void *p, size_t n) {
     ax_heap_t *heap = axi_heap_get();
     return heap ? axi_check_realloc(heap, &x, p, n) : NULL;
   }
-  size_t old = x.kind == AX_PTR_TAGGED ? x.page->block_size
+  size_t old = x.kind == AX_PTR_TAGGED || x.kind == AX_PTR_LEAK ? x.page->block_size
                : x.kind == AX_PTR_SLOT ? axi_prof_slot_size("realloc", seg, p)
                                        : seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
   if (ax_unlikely(n > PTRDIFF_MAX)) {
@@ -211,13 +223,20 @@ static AX_NOINLINE AX_API void *realloc_irregular(void *p, size_t n) {
   }
   /* a sampled huge block's profile names its size: it moves (prof.c; a cached mapping may
    * have room for much more than the block it was sampled as) */
-  if (n <= old && n >= old / 2 && !seg->prof)
+  if (n <= old && n >= old / 2 && !seg->prof) {
+    if (ax_unlikely(axi_leaks))
+      axi_leak_resize(p, n);
     return p;
+  }
   if (n > AX_LARGE_MAX && x.kind == AX_PTR_HUGE) {
     axi_page_purge_tick(axi_tls_heap); /* (the empty heap has nothing due) */
     void *q = axi_huge_realloc(seg, p, n);
     if (q && ax_unlikely(axi_prof_on))
       axi_prof_huge(q, n); /* a new allocation to the profile */
+    if (q && ax_unlikely(axi_leaks)) {
+      axi_leak_forget(NULL, p);
+      axi_leak_new(q, n);
+    }
     if (q)
       return q;
   }
@@ -289,6 +308,8 @@ static AX_API void *aligned_malloc(size_t align, size_t n) {
   void *p = heap ? axi_heap_huge_alloc(heap, n, align, false) : NULL;
   if (p && ax_unlikely(axi_prof_on))
     axi_prof_huge(p, n);
+  if (p && ax_unlikely(axi_leaks))
+    axi_leak_new(p, n);
   return p;
 }
 

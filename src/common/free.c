@@ -56,8 +56,9 @@ static AX_NOINLINE void free_other(ax_block_t *b, ax_page_t *page) {
   axi_free_slow(b, page); /* the page is in the full list */
 }
 
-/* A tagged block (mte.c), its tag checked and its granules back to tag 0: it goes where the
- * fast path would send it (a free while tagging always comes here: fast_cap is 0). */
+/* A tagged block (mte.c), its tag checked and its granules back to tag 0, or a block the leak
+ * checker has let go (leak.c): it goes where the fast path would send it (a free while
+ * tagging or checking for leaks always comes here: fast_cap is 0). */
 static AX_NOINLINE void free_tagged(ax_block_t *b, ax_page_t *page) {
   AX_TRACK_FREE(b);
   if (ax_atomic_load_relaxed(&page->xowner) != ax_arch_thread_id())
@@ -77,6 +78,9 @@ static AX_NOINLINE void free_irregular(void *p, const char *fn) {
   switch (x.kind) {
   case AX_PTR_TAGGED:
     return free_tagged(x.b, x.page);
+  case AX_PTR_LEAK: /* no longer live, then freed as the fast path would */
+    axi_leak_forget(x.page, x.b);
+    return free_tagged(x.b, x.page);
   case AX_PTR_CHECKED: /* (it names p in its messages) */
     return axi_check_free(fn, x.seg, x.page, p);
   case AX_PTR_SLOT:
@@ -84,6 +88,8 @@ static AX_NOINLINE void free_irregular(void *p, const char *fn) {
   case AX_PTR_HUGE:
     if (ax_unlikely(x.seg->prof != NULL)) /* a sampled block (prof.c) */
       axi_prof_release(x.seg);
+    if (ax_unlikely(axi_leaks))
+      axi_leak_forget(NULL, p);
     return axi_huge_free(x.seg);
   }
 }

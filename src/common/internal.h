@@ -13,7 +13,8 @@
  *   pages      page.c
  *   cache      cache.c
  *   heaps      heap.c
- *   modes      mte.c check.c, the profiler: prof_unwind.c prof_dump.c prof.c
+ *   modes      mte.c check.c, the profiler: prof_unwind.c prof_dump.c prof.c,
+ *              the leak checker: symbolize.c leak_scan.c leak.c
  *   lifecycle  lifecycle.c
  *   entry      ptr.c alloc.c free.c override.c stats.c new_delete.cc cxx_replaced.c
  */
@@ -41,9 +42,13 @@ AXI_HIDDEN extern bool axi_prof_on;
 /* How the profiler walks stacks: AXMALLOC_PROF_UNWIND=libgcc|check (default: the table) */
 enum { AX_UNWIND_TABLE, AX_UNWIND_LIBGCC, AX_UNWIND_CHECK };
 AXI_HIDDEN extern uint8_t axi_prof_unwind_mode;
-/* Every malloc and free takes the slow paths (checked mode, tagging): the direct tables
- * hold only the empty page and every fast_cap is 0. */
-static inline bool axi_slow_only(void) { return axi_checked || axi_mte; }
+/* The exact leak checker on (leak.c): AXMALLOC_LEAKS=1 or all, not with checked mode or
+ * tagging. Set once by process init, before the first page exists; 2: all (the still
+ * reachable blocks reported too). */
+AXI_HIDDEN extern uint8_t axi_leaks;
+/* Every malloc and free takes the slow paths (checked mode, tagging, the leak checker): the
+ * direct tables hold only the empty page and every fast_cap is 0. */
+static inline bool axi_slow_only(void) { return axi_checked || axi_mte || axi_leaks; }
 
 AXI_HIDDEN extern ax_options_t axi_options;
 AXI_HIDDEN extern size_t axi_os_page; /* the OS page size, read at run time */
@@ -75,6 +80,9 @@ enum axi_option {
   AXI_OPTION_CHECK,
   AXI_OPTION_FORCE_ISA,
   AXI_OPTION_FORCE_MT,
+  AXI_OPTION_LEAKS,
+  AXI_OPTION_LEAKS_EXITCODE,
+  AXI_OPTION_LEAKS_SUPPRESSIONS,
   AXI_OPTION_MTE,
   AXI_OPTION_PAGE_SIZE,
   AXI_OPTION_PROF,
@@ -147,6 +155,9 @@ AXI_HIDDEN int axi_os_close(int fd);
 AXI_HIDDEN int axi_os_fcntl(int fd, int cmd, int arg);
 AXI_HIDDEN bool axi_os_getcwd(char *buf, size_t size);
 AXI_HIDDEN int axi_os_access(const char *path, int mode);
+AXI_HIDDEN void *axi_os_map_file(int fd, size_t size);
+AXI_HIDDEN long axi_os_file_size(int fd);
+AXI_HIDDEN long axi_os_readlink(const char *path, char *buf, size_t n);
 AXI_HIDDEN uint64_t axi_now_ms(void);
 AXI_HIDDEN uint64_t axi_random(void);
 
@@ -540,6 +551,13 @@ AXI_HIDDEN void axi_prof_slot_free(const char *fn, ax_segment_t *seg, void *p);
 AXI_HIDDEN size_t axi_prof_slot_size(const char *fn, ax_segment_t *seg, const void *p);
 AXI_HIDDEN void axi_prof_fork_child(void);
 AXI_HIDDEN void axi_prof_trim(void);
+
+/* leak.c: the exact leak checker (leak.h has the rest, contracts at the definitions) */
+AXI_HIDDEN void axi_leak_init(void);
+AXI_HIDDEN void axi_leak_ready(void);
+AXI_HIDDEN void axi_leak_new(void *p, size_t size);
+AXI_HIDDEN void axi_leak_forget(ax_page_t *page, void *p);
+AXI_HIDDEN void axi_leak_resize(void *p, size_t size);
 
 /* ==== lifecycle: lifecycle.c ============================================================ */
 

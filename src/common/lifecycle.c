@@ -33,19 +33,20 @@ static void process_init(void) {
   /* tagging: asked for, or checked mode (where the CPU has MTE) */
   axi_mte_init(axi_option_num(AXI_OPTION_MTE) != 0 || axi_checked);
   axi_bulk_init();
-  axi_prof_init(); /* after checked mode and tagging, which rule it out */
+  axi_leak_init(); /* after checked mode and tagging, which rule it out */
+  axi_prof_init(); /* after those three, which rule it out */
   if (axi_options.verbose)
     axi_write("axmalloc: version %d.%d, arch %s, cpu features: %s\n"
               "axmalloc: atomics %s, single-threaded twins %s%s\n"
               "axmalloc: bulk zero %s, bulk copy %s\n"
               "axmalloc: os page %zu B, segment %zu KiB, purge delay %zu ms%s, memory tagging %s, "
-              "heap profiling %s\n",
+              "heap profiling %s%s\n",
               AX_VERSION_MAJOR, AX_VERSION_MINOR, AX_ARCH_NAME, ax_arch_cpu_features(),
               ax_arch_atomics_name(), axi_single_threaded() ? "on" : "off",
               axi_force_mt ? " (AXMALLOC_FORCE_MT)" : "", axi_bulk_zero_name(),
               axi_bulk_copy_name(), axi_os_page, (size_t)(AX_SEGMENT_SIZE >> 10),
               (size_t)axi_options.purge_delay_ms, axi_checked ? ", checked mode" : "",
-              axi_mte_state, axi_prof_on ? "on" : "off");
+              axi_mte_state, axi_prof_on ? "on" : "off", axi_leaks ? ", leak checker on" : "");
   if (axi_options.verbose)
     axi_write("axmalloc: transparent huge pages %s (kernel: %s, huge page %zu KiB)%s\n",
               axi_thp_option_name(), axi_thp_kernel_name(), axi_thp_size() >> 10,
@@ -76,6 +77,8 @@ static void init_once(void) {
 __attribute__((constructor)) static void process_ready(void) {
   axi_heap_get();
   axi_prof_ready();
+  if (axi_leaks)
+    axi_leak_ready();
 }
 
 /* ---- thread start and exit ------------------------------------------------------------ */

@@ -38,7 +38,9 @@ extern char **environ;
 
 /* How a value is parsed (the view's kinds are coarser: axi_option_at). */
 enum parse { P_BOOL, P_SIZE, P_UINT, P_CHOICE, P_STRING, P_SIGNAL };
-enum { F_POW2 = 1, F_OS_PAGE = 2 }; /* a power of two; default and minimum: the OS page */
+/* a power of two; default and minimum: the OS page; a choice whose first two words are off and
+ * on that takes every bool spelling for them (AXMALLOC_LEAKS=1|0|yes|...|all) */
+enum { F_POW2 = 1, F_OS_PAGE = 2, F_BOOLS = 4 };
 
 typedef struct option {
   const char *env;
@@ -56,16 +58,16 @@ typedef struct option {
  * sorts), a row here, and axi_option_num/axi_option_str where it is used. A row names the
  * variable and its kind; a bool defaults to 0 unless .dflt says 1; a number or size gives
  * .dflt and its range .min..max; a choice its words (its default is word .dflt); a string
- * its default .text. A leak checker's three would read
- *   [AXI_OPTION_LEAKS] = {"AXMALLOC_LEAKS", P_CHOICE, .words = WORDS("off", "on", "all")},
- *   [AXI_OPTION_LEAKS_EXITCODE] = {"AXMALLOC_LEAKS_EXITCODE", P_UINT, .dflt = 23, .max = 255},
- *   [AXI_OPTION_LEAKS_SUPPRESSIONS] = {"AXMALLOC_LEAKS_SUPPRESSIONS", P_STRING, .text = "none"},
- * with AXI_OPTION_LEAKS, ... after AXI_OPTION_FORCE_MT in the enum (a string's owner asks
+ * its default .text (the leak checker's three are one of each; a string's owner asks
  * axi_option_from_env whether one was given, and checks it: axi_option_reject). */
 static const option_t table[AXI_OPTION_COUNT] = {
     [AXI_OPTION_CHECK] = {"AXMALLOC_CHECK", P_BOOL, .dflt = AX_CHECKED},
     [AXI_OPTION_FORCE_ISA] = {"AXMALLOC_FORCE_ISA", P_STRING, .text = "none"},
     [AXI_OPTION_FORCE_MT] = {"AXMALLOC_FORCE_MT", P_BOOL},
+    /* the exact leak checker (leak.c): a bool, or all (the still reachable blocks too) */
+    [AXI_OPTION_LEAKS] = {"AXMALLOC_LEAKS", P_CHOICE, F_BOOLS, .words = WORDS("off", "on", "all")},
+    [AXI_OPTION_LEAKS_EXITCODE] = {"AXMALLOC_LEAKS_EXITCODE", P_UINT, .dflt = 23, .max = 255},
+    [AXI_OPTION_LEAKS_SUPPRESSIONS] = {"AXMALLOC_LEAKS_SUPPRESSIONS", P_STRING, .text = "none"},
     [AXI_OPTION_MTE] = {"AXMALLOC_MTE", P_BOOL},
     [AXI_OPTION_PAGE_SIZE] = {"AXMALLOC_PAGE_SIZE", P_SIZE, F_POW2 | F_OS_PAGE, .max = 65536},
     [AXI_OPTION_PROF] = {"AXMALLOC_PROF", P_BOOL},
@@ -78,7 +80,8 @@ static const option_t table[AXI_OPTION_COUNT] = {
     [AXI_OPTION_PROF_UNWIND] = {"AXMALLOC_PROF_UNWIND", P_CHOICE,
                                 .words = WORDS("table", "libgcc", "check")},
     /* up to an hour: past that a page is as good as never purged */
-    [AXI_OPTION_PURGE_DELAY_MS] = {"AXMALLOC_PURGE_DELAY_MS", P_UINT, .dflt = 10, .max = AX_PURGE_DELAY_MAX_MS},
+    [AXI_OPTION_PURGE_DELAY_MS] = {"AXMALLOC_PURGE_DELAY_MS", P_UINT, .dflt = 10,
+                                   .max = AX_PURGE_DELAY_MAX_MS},
     [AXI_OPTION_STATS] = {"AXMALLOC_STATS", P_BOOL},
     [AXI_OPTION_THP] = {"AXMALLOC_THP", P_CHOICE, .words = WORDS("auto", "never", "always")},
     [AXI_OPTION_VERBOSE] = {"AXMALLOC_VERBOSE", P_BOOL},
@@ -225,7 +228,7 @@ static enum verdict parse_choice(const option_t *o, const char *s, uint64_t *v) 
       *v = k;
       return OK;
     }
-  return NOT_A;
+  return o->flags & F_BOOLS ? parse_bool(s, v) : NOT_A;
 }
 
 /* A number below NSIG, or a name with or without SIG (USR1, SIGUSR2, ...): what
@@ -259,8 +262,8 @@ static const char *expected(const option_t *o, enum verdict r, char *buf) {
       [P_UINT] = "is not a number (digits)",
       [P_SIGNAL] = "is not a signal (a number, or a name such as USR2 or SIGUSR2)"};
   if (o->parse == P_CHOICE) { /* "is not auto, never or always" */
-    char *b = buf + strlen(strcpy(buf, "is not "));
-    for (unsigned k = 0; o->words[k]; k++) {
+    char *b = buf + strlen(strcpy(buf, o->flags & F_BOOLS ? what[P_BOOL] : "is not "));
+    for (unsigned k = o->flags & F_BOOLS ? 2 : 0; o->words[k]; k++) {
       const char *sep = !k ? "" : o->words[k + 1] ? ", " : " or ";
       b = stpcpy(stpcpy(b, sep), o->words[k]);
     }

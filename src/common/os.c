@@ -225,6 +225,22 @@ int axi_os_access(const char *path, int mode) {
   return (int)syscall(SYS_faccessat, AT_FDCWD, path, mode);
 }
 
+/* The leak checker's symbols (symbolize.c): a file read whole, read-only; its size; where a
+ * link points (/proc/self/exe). */
+void *axi_os_map_file(int fd, size_t size) {
+  void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+long axi_os_file_size(int fd) {
+  long size = syscall(SYS_lseek, fd, 0L, SEEK_END);
+  return size >= 0 && syscall(SYS_lseek, fd, 0L, SEEK_SET) == 0 ? size : -1;
+}
+
+long axi_os_readlink(const char *path, char *buf, size_t n) {
+  return syscall(SYS_readlinkat, AT_FDCWD, path, buf, n);
+}
+
 /* ---- time and randomness ------------------------------------------------------------ */
 
 uint64_t axi_now_ms(void) {

@@ -6,6 +6,7 @@
  *   not in the segment map        a huge block aligned to a segment or more (its header
  *                                 is in the slot before), or not ours: reported
  *   in checked mode               check.c's, every block
+ *   leak checking, a carved block leak.c's record cleared, then freed as usual
  *   a profiler slot               prof.c's sampled block
  *   a huge block's start          huge.c's
  *   anything else                 a bad pointer: reported, naming what the header says
@@ -58,6 +59,9 @@ void axi_ptr_classify(const char *fn, void *p, bool keep, ax_ptr_t *x) {
   x->page = page;
   if (axi_checked)
     x->kind = AX_PTR_CHECKED;
+  else if (axi_leaks && seg->kind != AX_KIND_HUGE && page->in_use &&
+           axi_block_index(page, p) < page->capacity)
+    x->kind = AX_PTR_LEAK; /* a carved block: fast_cap is 0 in leak mode */
   else if (ax_unlikely(seg->prof_slots))
     x->kind = AX_PTR_SLOT;
   else if (seg->kind == AX_KIND_HUGE && page->in_use && (uintptr_t)p == page->area)

@@ -20,6 +20,7 @@ bool axi_checked = AX_CHECKED;
 bool axi_mte;
 const char *axi_mte_state = "off";
 bool axi_prof_on;
+uint8_t axi_leaks;
 uint8_t axi_prof_unwind_mode;
 uintptr_t axi_cookie_key = 0x5bd1e9955bd1e995u; /* randomised by process init */
 size_t axi_os_page = 4096;                      /* set by process init */

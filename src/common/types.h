@@ -425,6 +425,7 @@ typedef enum ax_ptr_kind {
   AX_PTR_CHECKED, /* checked mode's (check.c), tagged or not */
   AX_PTR_SLOT,    /* a sampled block in a profiler slot (prof.c) */
   AX_PTR_HUGE,    /* a huge block (huge.c) */
+  AX_PTR_LEAK,    /* a carved block of a page while the leak checker runs (leak.c) */
 } ax_ptr_kind_t;
 typedef struct ax_ptr {
   ax_ptr_kind_t kind;

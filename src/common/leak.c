@@ -1,0 +1,478 @@
+/* The exact leak checker: every live block and the stack that allocated it, and at exit the
+ * blocks no root reaches, reported by stack.
+ *
+ *   AXMALLOC_LEAKS=1|all  AXMALLOC_LEAKS_EXITCODE=<0-255, 23>  AXMALLOC_LEAKS_SUPPRESSIONS=<file>
+ *
+ * While it runs every malloc and free takes the slow paths (axi_slow_only, as in checked
+ * mode): malloc's records the block's size and stack in the block's side word (leak.h), free's
+ * clears it, so the live set at exit is exact, not a sample. Stacks are walked by the heap
+ * profiler's unwinder (its rules per return address and its memo of the thread's last walks:
+ * a walk from the same place re-reads a few words) and kept once each in a depot. At exit
+ * (leak_at_exit) leak_scan.c marks what the roots reach; the rest is reported, biggest stack
+ * first, its frames named by symbolize.c; then the process exits with the exit code when any
+ * leak is not suppressed. Off, nothing here runs: every entry is behind axi_leaks, on a slow
+ * path.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "leak.h"
+#include "prof.h"
+
+ax_atomic_word axi_leak_dir[AX_LEAK_L1];
+char *axi_leak_depot;
+ax_atomic_word axi_leak_depot_top;
+
+static unsigned exit_code = 23;
+static const char *suppressions; /* the file's path, NULL: none */
+static bool ready;               /* constructors ran: stacks can be walked (prof.c's reason) */
+static pid_t leak_pid;           /* the process the check runs in: not a fork child */
+
+/* ---- options --------------------------------------------------------------------------- */
+
+/* The checker's three options (options.c's table: AXMALLOC_LEAKS a bool or all, the exit code
+ * 0-255, the suppression file's path). */
+static void leak_options(void) {
+  axi_leaks = (uint8_t)axi_option_num(AXI_OPTION_LEAKS); /* off, on, all: 0, 1, 2 */
+  exit_code = (unsigned)axi_option_num(AXI_OPTION_LEAKS_EXITCODE);
+  if (axi_option_from_env(AXI_OPTION_LEAKS_SUPPRESSIONS))
+    suppressions = axi_option_str(AXI_OPTION_LEAKS_SUPPRESSIONS);
+}
+
+/* ---- the depot --------------------------------------------------------------------------- */
+
+#define DEPOT_SLOTS ((size_t)1 << 20)   /* stack ids by hash: open addressing */
+#define DEPOT_BYTES ((size_t)128 << 20) /* room for 400,000 stacks of 30 frames or more */
+static ax_atomic_word *depot_slot;
+
+static bool same_stack(const ax_leak_stack_t *s, uint64_t h, const uintptr_t *pc, unsigned depth) {
+  if (s->hash != h || s->depth != depth)
+    return false;
+  for (unsigned i = 0; i < depth; i++)
+    if (s->pc[i] != pc[i])
+      return false;
+  return true;
+}
+
+/* A new stack at the depot's end; 0 when it is full. */
+static uint32_t depot_add(uint64_t h, const uintptr_t *pc, unsigned depth) {
+  size_t need = sizeof(ax_leak_stack_t) + depth * sizeof *pc;
+  size_t at = ax_atomic_fetch_add_relaxed(&axi_leak_depot_top, need);
+  if (at + need > DEPOT_BYTES)
+    return 0;
+  ax_leak_stack_t *s = (ax_leak_stack_t *)(axi_leak_depot + at);
+  s->hash = h;
+  s->depth = depth;
+  memcpy(s->pc, pc, depth * sizeof *pc);
+  return (uint32_t)(at / 8 + 1);
+}
+
+/* The id of the stack pc[0..depth) with hash h, added if need be. Lock-free: a slot goes from
+ * 0 to (the hash's top half, the id) once (CAS), the stack written before it is published;
+ * the top half tells most other stacks' slots apart without reading their stacks (a probe
+ * that read each stack cost a cache miss a probe: wl_binarytrees, whose recursion makes a
+ * stack of every path into its trees, ran 29 times as long). Two threads adding the same
+ * stack at once both write it, one wins the slot, the loser's copy stays unused. Once the
+ * depot is full, a new stack is the unknown one. */
+static bool depot_full;
+static uint32_t depot_id(uint64_t h, const uintptr_t *pc, unsigned depth) {
+  uintptr_t tag = (uintptr_t)(h >> 32) << 32;
+  for (size_t i = h, probes = 0; probes < 16; i++, probes++) {
+    ax_atomic_word *slot = &depot_slot[i & (DEPOT_SLOTS - 1)];
+    uintptr_t v = ax_atomic_load_acquire(slot);
+    if (!v) {
+      uint32_t mine = depot_full ? 0 : depot_add(h, pc, depth);
+      if (!mine) {
+        depot_full = true;
+        return AX_LEAK_NO_STACK;
+      }
+      if (ax_atomic_cas_acq_rel(slot, &v, tag | mine))
+        return mine;
+    }
+    if ((v & ~(uintptr_t)0xffffffffu) == tag &&
+        same_stack(axi_leak_stack((uint32_t)v), h, pc, depth))
+      return (uint32_t)v;
+  }
+  return AX_LEAK_NO_STACK;
+}
+
+static uint64_t frames_hash(const uintptr_t *pc, unsigned depth) {
+  uint64_t h = 0x84222325cbf29ce4ull;
+  for (unsigned i = 0; i < depth; i++)
+    h = (h ^ pc[i]) * 0x100000001b3ull;
+  return h ^ h >> 31;
+}
+
+/* The depot id of the stack the capture took: the program's frames, the first
+ * AX_LEAK_DEPTH of them (the walk hashed them already when there are no more). */
+static uint32_t stack_id(const ax_prof_stack_t *st) {
+  if (st->n == 0)
+    return AX_LEAK_NO_STACK;
+  const uintptr_t *pc = st->pc + st->first;
+  unsigned depth = st->depth < AX_LEAK_DEPTH ? st->depth : AX_LEAK_DEPTH;
+  uint64_t h = st->depth <= AX_LEAK_DEPTH ? st->hash : frames_hash(pc, depth);
+  return depot_id(h, pc, depth);
+}
+
+/* ---- recording ----------------------------------------------------------------------------- */
+
+/* A zeroed table of n words, published at *at unless another thread published one first. */
+static ax_atomic_word *table_at(ax_atomic_word *at, size_t n) {
+  uintptr_t t = ax_atomic_load_acquire(at);
+  if (t)
+    return (ax_atomic_word *)t;
+  void *mine = axi_os_map(n * sizeof(ax_atomic_word));
+  if (!mine)
+    return NULL;
+  axi_os_thp_advise(mine, n * sizeof(ax_atomic_word), false); /* a touched word: 4 KiB, not 2 MiB */
+  if (ax_atomic_cas_acq_rel(at, &t, (uintptr_t)mine))
+    return mine;
+  axi_os_unmap(mine, n * sizeof(ax_atomic_word));
+  return (ax_atomic_word *)t;
+}
+
+/* The side word of the block at p, its region's tables mapped if need be; NULL when there is
+ * no memory for them (the block then goes unrecorded: never reported). */
+static ax_atomic_word *word_made(uintptr_t p) {
+  ax_atomic_word *w = axi_leak_word(p);
+  if (ax_likely(w != NULL))
+    return w;
+  ax_atomic_word *l2 = table_at(&axi_leak_dir[(p >> 36) & (AX_LEAK_L1 - 1)], AX_LEAK_L2);
+  ax_atomic_word *side =
+      l2 ? table_at(&l2[(p >> AX_SEGMENT_SHIFT) & (AX_LEAK_L2 - 1)], AX_LEAK_SIDE) : NULL;
+  return side ? side + ((p & AX_SEGMENT_MASK) >> 4) : NULL;
+}
+
+/* A block the program now holds, of size bytes (its request), allocated from the caller's
+ * stack (this frame and the entry points' are dropped: AX_API). A malloc before constructors
+ * ran, or from inside a walk (libgcc's first lookup allocates), gets the unknown stack.
+ * pre: axi_leaks; p is a block no other thread can free yet. */
+AX_NOINLINE AX_API void axi_leak_new(void *p, size_t size) {
+  ax_heap_t *heap = axi_tls_heap;
+  uint32_t id = AX_LEAK_NO_STACK;
+  if (ready && heap != &axi_heap_empty && !heap->prof.busy) {
+    ax_prof_stack_t st;
+    axi_prof_capture(heap, &st);
+    id = stack_id(&st);
+  }
+  ax_atomic_word *w = word_made((uintptr_t)p);
+  if (w)
+    ax_atomic_store_relaxed(w, (uintptr_t)(size < AX_LEAK_BIG ? size : AX_LEAK_BIG) << 32 | id);
+}
+
+/* free (or realloc) of the block at p, any thread: it is no longer live. A block whose word is
+ * already clear was not live: when it also looks free (its link), it is looked for on its
+ * page's lists, and reported as a double free if there (free's own owner path does not look).
+ * page: NULL for a huge block. */
+void axi_leak_forget(ax_page_t *page, void *p) {
+  ax_atomic_word *w = axi_leak_word((uintptr_t)p);
+  if (w && ax_atomic_load_relaxed(w)) {
+    ax_atomic_store_relaxed(w, 0);
+    return;
+  }
+  if (page && axi_looks_free(page, p))
+    axi_double_free_check(page, p);
+}
+
+/* realloc kept the block at p for size bytes: its stack stays, its size follows. */
+void axi_leak_resize(void *p, size_t size) {
+  ax_atomic_word *w = axi_leak_word((uintptr_t)p);
+  uintptr_t v = w ? ax_atomic_load_relaxed(w) : 0;
+  if (v)
+    ax_atomic_store_relaxed(w, (uintptr_t)(size < AX_LEAK_BIG ? size : AX_LEAK_BIG) << 32 |
+                                   (v & 0xffffffffu));
+}
+
+/* ---- init ---------------------------------------------------------------------------------- */
+
+/* pre: process init, after checked mode and tagging are decided, before the profiler's. */
+void axi_leak_init(void) {
+  leak_options();
+  if (!axi_leaks)
+    return;
+  if (axi_checked || axi_mte) {
+    axi_write("axmalloc: the leak checker is not available with checked mode or memory "
+              "tagging: off\n");
+    axi_leaks = 0;
+    return;
+  }
+  depot_slot = axi_os_map(DEPOT_SLOTS * sizeof *depot_slot);
+  axi_leak_depot = axi_os_map(DEPOT_BYTES);
+  if (!depot_slot || !axi_leak_depot) {
+    axi_write("axmalloc: no memory for the leak checker: off\n");
+    axi_leaks = 0;
+    return;
+  }
+  axi_leak_depot_top = sizeof(ax_leak_stack_t); /* id 1: the stack not known, no frames */
+  axi_write_keep_stderr();                      /* the report at exit must find stderr (print.c) */
+}
+
+/* Constructors run: from now on stacks are walked (prof.c warmed the unwinder up). */
+void axi_leak_ready(void) {
+  ready = true;
+  leak_pid = getpid();
+}
+
+/* ---- suppressions ---------------------------------------------------------------------------- */
+
+/* LeakSanitizer's patterns: '*' any characters; matched anywhere in the name unless it starts
+ * with '^' (at the start) or ends with '$' (at the end). */
+static bool glob(const char *p, const char *pend, const char *s, bool anchored_end) {
+  while (p < pend && *p != '*') {
+    if (!*s || *s != *p)
+      return false;
+    p++, s++;
+  }
+  if (p == pend)
+    return !anchored_end || !*s;
+  for (; *s; s++)
+    if (glob(p + 1, pend, s, anchored_end))
+      return true;
+  return glob(p + 1, pend, s, anchored_end);
+}
+
+static bool pattern_match(const char *pat, const char *s) {
+  size_t n = strlen(pat);
+  bool start = n && pat[0] == '^', end = n > 1 && pat[n - 1] == '$';
+  const char *p = pat + start, *pend = pat + n - end;
+  if (start)
+    return glob(p, pend, s, end);
+  for (; *s; s++)
+    if (glob(p, pend, s, end))
+      return true;
+  return glob(p, pend, s, end);
+}
+
+#define MAX_PATTERNS 256
+static const char *pattern[MAX_PATTERNS];
+static unsigned npatterns;
+static uint64_t pattern_hits[MAX_PATTERNS][2]; /* blocks, bytes */
+
+/* The suppression file, read into memory of its own: lines "leak:<pattern>", '#' comments. */
+static void read_suppressions(void) {
+  int fd = axi_os_open(suppressions, 0, 0);
+  long size = fd >= 0 ? axi_os_file_size(fd) : -1;
+  char *buf = size >= 0 ? axi_os_map((size_t)size + 1) : NULL;
+  long got = 0, r;
+  while (buf && got < size && (r = axi_os_read(fd, buf + got, (size_t)(size - got))) > 0)
+    got += r;
+  if (fd >= 0)
+    axi_os_close(fd);
+  if (!buf) {
+    axi_write("axmalloc: AXMALLOC_LEAKS_SUPPRESSIONS=%s: cannot be read\n", suppressions);
+    return;
+  }
+  for (char *line = buf, *next; line < buf + got; line = next) {
+    next = line;
+    while (next < buf + got && *next != '\n')
+      next++;
+    *next++ = 0;
+    while (*line == ' ' || *line == '\t')
+      line++;
+    for (char *e = line + strlen(line);
+         e > line && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r');)
+      *--e = 0;
+    if (!*line || *line == '#')
+      continue;
+    if (strncmp(line, "leak:", 5) != 0 || !line[5])
+      axi_write("axmalloc: %s: not a suppression (leak:<pattern>): %s\n", suppressions, line);
+    else if (npatterns < MAX_PATTERNS)
+      pattern[npatterns++] = line + 5;
+  }
+}
+
+/* The pattern (+ 1) that matches a frame of s (its function's name or its file), 0: none. */
+static uint32_t suppressed_by(const ax_leak_stack_t *s) {
+  for (unsigned f = 0; f < s->depth; f++) {
+    ax_sym_t sym;
+    axi_symbolize(s->pc[f], &sym);
+    for (unsigned i = 0; i < npatterns; i++)
+      if ((sym.name && pattern_match(pattern[i], sym.name)) ||
+          pattern_match(pattern[i], sym.module))
+        return i + 1;
+  }
+  return 0;
+}
+
+/* Blocks the dynamic linker allocated (a thread's TLS, its DTV) are held through structures
+ * the scan does not read (the TLS of threads gone, kept with their cached stacks): counted
+ * as still reachable, as LeakSanitizer ignores the linker's allocations. */
+static bool by_linker(const ax_leak_stack_t *s) {
+  for (unsigned f = 0; f < s->depth; f++) {
+    ax_sym_t sym;
+    axi_symbolize(s->pc[f], &sym);
+    const char *base = strrchr(sym.module, '/');
+    base = base ? base + 1 : sym.module;
+    if (!strncmp(base, "ld-linux", 8) || (sym.name && !strncmp(sym.name, "_dl_allocate_tls", 16)))
+      return true;
+  }
+  return false;
+}
+
+static void linker_blocks(ax_leak_tally_t *sum) {
+  size_t top = ax_atomic_load_relaxed(&axi_leak_depot_top);
+  top = top < DEPOT_BYTES ? top : DEPOT_BYTES;
+  for (size_t at = 0; at < top;) {
+    ax_leak_stack_t *s = (ax_leak_stack_t *)(axi_leak_depot + at);
+    if (s->n[0] && by_linker(s)) {
+      sum->n[0] -= s->n[0];
+      sum->bytes[0] -= s->bytes[0];
+      sum->n[1] += s->n[0];
+      sum->bytes[1] += s->bytes[0];
+      s->n[1] += s->n[0];
+      s->bytes[1] += s->bytes[0];
+      s->n[0] = s->bytes[0] = 0;
+    }
+    at += axi_leak_stack_bytes(s);
+  }
+}
+
+/* ---- the report ------------------------------------------------------------------------------ */
+
+/* The stacks with blocks of kind k (0 lost, 1 still reachable), biggest first: a heap sort
+ * of their ids (no allocation, no recursion). */
+static bool bigger(uint32_t a, uint32_t b, unsigned k) {
+  return axi_leak_stack(a)->bytes[k] > axi_leak_stack(b)->bytes[k];
+}
+static void sift(uint32_t *v, size_t i, size_t n, unsigned k) {
+  for (size_t c; (c = 2 * i + 1) < n; i = c) {
+    if (c + 1 < n && bigger(v[c], v[c + 1], k))
+      c++;
+    if (!bigger(v[i], v[c], k))
+      return;
+    uint32_t t = v[i];
+    v[i] = v[c];
+    v[c] = t;
+  }
+}
+static void sort_smallest_last(uint32_t *v, size_t n, unsigned k) { /* a min-heap, popped */
+  for (size_t i = n / 2; i-- > 0;)
+    sift(v, i, n, k);
+  for (size_t end = n; end-- > 1;) {
+    uint32_t t = v[0];
+    v[0] = v[end];
+    v[end] = t;
+    sift(v, 0, end, k);
+  }
+}
+
+static void print_stack(const ax_leak_stack_t *s) {
+  if (s->depth == 0)
+    axi_write("    (no stack: allocated before constructors ran, or by the unwinder)\n");
+  for (unsigned f = 0; f < s->depth; f++) {
+    ax_sym_t sym;
+    axi_symbolize(s->pc[f], &sym);
+    if (sym.name)
+      axi_write("    #%d %p %s+0x%llx (%s+0x%llx)\n", (int)f, (void *)s->pc[f], sym.name,
+                (unsigned long long)sym.off, sym.module, (unsigned long long)sym.module_off);
+    else
+      axi_write("    #%d %p (%s+0x%llx)\n", (int)f, (void *)s->pc[f], sym.module,
+                (unsigned long long)sym.module_off);
+  }
+  axi_write("\n");
+}
+
+/* The ids of the stacks with blocks of kind k and not suppressed, in memory of their own. */
+static size_t groups_of(unsigned k, uint32_t **out) {
+  size_t top = ax_atomic_load_relaxed(&axi_leak_depot_top), n = 0;
+  top = top < DEPOT_BYTES ? top : DEPOT_BYTES;
+  for (size_t at = 0; at < top;
+       at += axi_leak_stack_bytes((ax_leak_stack_t *)(axi_leak_depot + at)))
+    n += ((ax_leak_stack_t *)(axi_leak_depot + at))->n[k] != 0;
+  uint32_t *v = n ? axi_os_map(n * sizeof *v) : NULL;
+  n = 0;
+  for (size_t at = 0; v && at < top;) {
+    ax_leak_stack_t *s = (ax_leak_stack_t *)(axi_leak_depot + at);
+    if (s->n[k] && !(k == 0 && s->suppressed))
+      v[n++] = (uint32_t)(at / 8 + 1);
+    at += axi_leak_stack_bytes(s);
+  }
+  *out = v;
+  return v ? n : 0;
+}
+
+static void print_groups(unsigned k) {
+  uint32_t *v;
+  size_t n = groups_of(k, &v);
+  sort_smallest_last(v, n, k);
+  for (size_t i = 0; i < n; i++) {
+    ax_leak_stack_t *s = axi_leak_stack(v[i]);
+    axi_write("%llu bytes in %llu blocks %s from:\n", (unsigned long long)s->bytes[k],
+              (unsigned long long)s->n[k], k ? "still reachable, allocated" : "allocated");
+    print_stack(s);
+  }
+}
+
+/* Suppressed stacks: their blocks move out of the lost count, into their pattern's. */
+static void suppress(ax_leak_tally_t *sum) {
+  read_suppressions();
+  size_t top = ax_atomic_load_relaxed(&axi_leak_depot_top);
+  top = top < DEPOT_BYTES ? top : DEPOT_BYTES;
+  for (size_t at = 0; npatterns && at < top;) {
+    ax_leak_stack_t *s = (ax_leak_stack_t *)(axi_leak_depot + at);
+    if (s->n[0] && (s->suppressed = suppressed_by(s))) {
+      pattern_hits[s->suppressed - 1][0] += s->n[0];
+      pattern_hits[s->suppressed - 1][1] += s->bytes[0];
+      sum->n[0] -= s->n[0];
+      sum->bytes[0] -= s->bytes[0];
+    }
+    at += axi_leak_stack_bytes(s);
+  }
+}
+
+static void report(const ax_leak_tally_t *sum) {
+  if (sum->n[0] || axi_leaks == 2)
+    axi_write("axmalloc: leak check: %llu bytes in %llu blocks lost (definitely), %llu blocks "
+              "(%llu bytes) still reachable\n",
+              (unsigned long long)sum->bytes[0], (unsigned long long)sum->n[0],
+              (unsigned long long)sum->n[1], (unsigned long long)sum->bytes[1]);
+  if (sum->n[0]) {
+    axi_write("\n");
+    print_groups(0);
+  }
+  if (axi_leaks == 2 && sum->n[1]) {
+    axi_write("axmalloc: still reachable:\n\n");
+    print_groups(1);
+  }
+  for (unsigned i = 0; i < npatterns; i++)
+    if (pattern_hits[i][0])
+      axi_write("axmalloc: suppressed: %llu bytes in %llu blocks (leak:%s)\n",
+                (unsigned long long)pattern_hits[i][1], (unsigned long long)pattern_hits[i][0],
+                pattern[i]);
+  if (sum->n[0])
+    axi_write("SUMMARY: axmalloc: %llu bytes leaked in %llu allocations.\n",
+              (unsigned long long)sum->bytes[0], (unsigned long long)sum->n[0]);
+}
+
+/* The check, after the program's own exit work: its atexit handlers and static destructors
+ * run first (they were registered after this library's destructors list was, or belong to a
+ * file finalized before us: a preloaded library is finalized after the program), and the
+ * lowest priority runs this after the other destructors of its own file (a static link).
+ * Not in a fork child (getpid: its parent's blocks are no leaks of its own), and not when
+ * the process ends by _exit (no destructor runs). With leaks, the program's buffered output
+ * is flushed (cancellation off: the process is ending), then _exit with the code. */
+__attribute__((destructor(101))) static void leak_at_exit(void) {
+  if (!axi_leaks || !ready || getpid() != leak_pid)
+    return;
+  axi_write_to_saved_stderr();
+  ax_leak_tally_t sum = {0};
+  if (!axi_leak_scan(&sum)) {
+    axi_write("axmalloc: leak check: no memory to scan with: not checked\n");
+    return;
+  }
+  if (sum.n[0])
+    linker_blocks(&sum);
+  if (suppressions && sum.n[0])
+    suppress(&sum);
+  report(&sum);
+  if (!sum.n[0] || !exit_code)
+    return;
+  int old;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+  fflush(NULL);
+  _exit((int)exit_code);
+}
