@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench.h: a C facade over Google Benchmark (Debian libbenchmark-dev 1.7.1). Every
  * benchmark in bench/ is written in C against this header; bench_shim.cc, the one C++
  * file, implements it. The benchmarks call plain malloc/free and are run under LD_PRELOAD

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // bench_shim.cc: bench.h implemented over Google Benchmark. The only C++ in the tree.
 // A bench_state is a benchmark::State, a bench_handle a benchmark::internal::Benchmark;
 // the casts are the whole facade. bench_run_batch is one call per batch, so the C/C++

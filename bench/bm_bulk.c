@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bm_bulk: every bulk kernel of this backend (arch_bulk.h's list) against the C library's
  * memset/memcpy, 64 B .. 64 MiB, GB/s as a markdown table. Kernels the CPU lacks are
  * skipped. The dispatch plan in src/arch/<arch>/bulk_detect.c comes from these numbers;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bm_calloc: calloc of 4 KiB .. 64 MiB (powers of 4), then free:
  *   calloc/fresh     calloc+free and nothing else: the allocator may know the memory is
  *                    still zero (fresh pages or a fresh mmap) and skip zeroing it;

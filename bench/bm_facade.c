@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bm_facade: the cost of the C facade itself. "facade/c_batch" is an empty loop body (one
  * bench_do_not_optimize) through bench_run_batch; "facade/raw_cpp" and
  * "facade/raw_cpp_batch" (bench_shim.cc) are the same loop written directly in C++

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bm_pairs: malloc+free pairs of one size, 8 B .. 1 MiB (powers of 8), in three free
  * orders, each thread on its own blocks (1, 2 and 4 threads):
  *   pairs/lifo    malloc, write one byte, free at once;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bm_realloc: realloc growth patterns. One iteration is one whole chain, from malloc to
  * free; one item is one realloc call. After each call the program writes the grown part
  * (one byte per 4 KiB, which makes it resident, as a program filling its buffer would),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bm_remote: cross-thread free. Google Benchmark's threads come in pairs: thread 2k
  * allocates blocks of one size (writing one byte) and pushes them on a lock-free
  * single-producer single-consumer ring; thread 2k+1 pops them and frees them, so every

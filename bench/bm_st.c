@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bm_st: the single-threaded path. st/churn allocates 4096 blocks of one size (16 B ..
  * 1 KiB), frees every other one (half-empty pages), allocates those again (refilling
  * them), then frees all (draining the pages empty); the next iteration refills them. One

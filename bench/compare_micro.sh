@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run every Google Benchmark binary (build/bench/bm_*, bm_bulk aside: it measures kernels,
 # not allocators) under each allocator through LD_PRELOAD, repetitions interleaved across
 # allocators, and report side by side: a markdown table of medians with axmalloc's ratio to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # compare_workloads.sh [BUILD_DIR] [RUNS] -- time the bench/workloads programs under
 # glibc and axmalloc (and optionally peer allocators), check that every run prints the
 # same checksum as the reference allocator, and print a markdown table of medians.

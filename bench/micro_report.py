@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Merge Google Benchmark JSON runs (RAW/<binary>.<allocator>.<rep>.json) into a markdown
 table of medians with axmalloc's ratio to each peer, a JSON file, and a gnuplot plot of
 throughput against thread count (benchmarks named .../threads:N).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # plot.sh RESULTS_DIR -- PNG plots of a compare_workloads.sh results folder (gnuplot).
 #
 # Reads RESULTS_DIR/times.dat and RESULTS_DIR/rss.dat (header "workload <alloc>...", then

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # real_remote.sh [RUNS] -- real Debian programs whose objects are freed by other threads, run
 # under each allocator with LD_PRELOAD, interleaved (for run: for program: for allocator), and
 # the median wall time of each printed as a markdown table.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Build-time features of the allocator (included right after target axmalloc_objects).
 #
 #   AX_VALGRIND=ON  compile valgrind memcheck client requests in (src/common/track.h), so

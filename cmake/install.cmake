@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake --install: the header, both libraries, the relocatable axmalloc.o, a CMake package,
 # a pkg-config file and the axmalloc launcher. Included from the top CMakeLists.txt once the
 # targets exist.                                                              component:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Debian packages with CPack, one per install component of cmake/install.cmake:
 #
 #   libaxmalloc0     (runtime)  libaxmalloc.so.0, libaxmalloc.so.0.1, /usr/bin/axmalloc,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sanitizer builds of the whole tree (scripts/sanitize.sh). Included by the top-level
 # CMakeLists.txt before any target exists, so the flags below reach every target: the
 # library, the tests and the workloads.

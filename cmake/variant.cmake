@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ax_allocator_variant(<target> [DEFINITIONS <defs...>] [OPTIONS <opts...>] [SOURCES <files...>])
 #
 # A second copy of the allocator's objects: an OBJECT library with the sources, compile

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The seed corpus: small inputs, each written with the encoder below from the encoding
  * in ops.h, that together reach every operation, every size category, valid and invalid
  * alignments, and the hand-off paths. `fuzz_replay --make-corpus fuzz/corpus` rewrites

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer harness: the input is a sequence of allocator calls (encoding: ops.h), run
  * against axmalloc itself (linked statically, so malloc *is* axmalloc, libFuzzer's own
  * allocations included) and checked step by step against the shadow model (shadow.h):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocator fuzz harness's entry points, for replay.c and corpus.c. */
 #ifndef FZ_FUZZ_ALLOC_H
 #define FZ_FUZZ_ALLOC_H

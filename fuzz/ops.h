@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The input encoding of the allocator fuzz harness: one definition, shared by the decoder
  * (fuzz_alloc.c) and the seed-corpus writer (corpus.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_replay: runs the fuzz harness over files without libFuzzer, so that any compiler
  * (gcc, the aarch64 cross gcc under qemu) runs the corpus and crash files.
  *

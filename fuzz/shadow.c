@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The shadow model: block patterns, the live-interval set, and the checks made on every
  * block that enters or leaves it. */
 #define _GNU_SOURCE

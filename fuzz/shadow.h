@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fuzz harness's shadow model: what every live block must look like.
  *
  * Each live block has a slot (the input names blocks by slot), the size that was asked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* axmalloc: a general-purpose malloc replacement for x86-64 and AArch64.
  *
  * The library overrides the whole malloc family (malloc, free, calloc, realloc, ...)

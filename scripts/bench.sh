@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install deps, build natively (build/, Release), then compare axmalloc with glibc and every
 # peer installed (jemalloc, tcmalloc, mimalloc, tbbmalloc) side by side:
 #   1. the seed workloads (bench/workloads), preloaded, plus axmalloc linked in statically;

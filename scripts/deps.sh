@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install the Debian 12 (bookworm) packages that axmalloc's build, tests and benchmarks need.
 #
 #   bash scripts/deps.sh            # install what is missing (root, or sudo)

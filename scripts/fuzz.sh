@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build the allocator fuzz harness (fuzz/) with clang and libFuzzer, and fuzz axmalloc for a
 # bounded time.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run glibc 2.36's own malloc tests (malloc/tst-*.c and malloc/mallocbug.c from Debian's
 # glibc-source tarball) against axmalloc: natively first, then preloaded and linked statically.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # Shared helpers for scripts/test.sh and scripts/bench.sh (sourced, not run).
 # Expects ROOT (the repository root) to be set.

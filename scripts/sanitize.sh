@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Sanitizer builds of the test suite (cmake/sanitize.cmake), natively.
 #
 #   bash scripts/sanitize.sh [undefined|thread|all]      (default: all)

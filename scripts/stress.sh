@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Long stress run of tests/t_stress (threads in rounds, blocks handed between threads,
 # every block verified), natively or for AArch64 under qemu-user.
 #

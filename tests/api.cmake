@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # API semantics, edge cases and bad input (tests/t_*.c). Each program asserts and exits
 # non-zero on failure; AX_TEST_SCALE=<0..1> in the environment shrinks the loops (qemu).
 ax_test(t_api SOURCES t_api.c)         # size classes, usable sizes, malloc(0), free(NULL), huge

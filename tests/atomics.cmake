@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The architecture backend's atomics (src/arch/<arch>/arch_atomic.h).
 #
 # t_atomic compiles the arch header itself (and cpu_<arch>.c, whose symbols are hidden in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Instruction budgets (issue 4 item 4): callgrind counts of axmalloc's hot operations must
 # stay within 5% of bench/callgrind/budget.txt (written from a Release build by
 # `bash bench/callgrind/budget.sh --write build`). Native Release builds with valgrind only:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The bulk kernels and their dispatch (t_bulk.c; src/arch/<arch>/arch_bulk.h; docs/bulk.md).
 #
 #   t_bulk            guard-band sweeps of this backend's kernels (with their per-file ISA

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # placeholder: filled in by issue 5/6 work
 
 # ---- checked mode (src/common/check.c) ------------------------------------------------

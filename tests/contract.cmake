@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The contract test: every entry point of the malloc family (and the C++ operators) over edge
 # inputs, on glibc's allocator and on axmalloc's, compared line by line (tests/t_contract.c).
 #

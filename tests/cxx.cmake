@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # C++ operators new/delete (src/common/new_delete.cc), from the shared library and linked
 # -static, natively and under qemu-aarch64.
 

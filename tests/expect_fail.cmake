@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Death-test driver: runs a program that must fail, and checks how.
 #
 #   cmake -DAX_PROG=<program> [-DAX_ARGS=a|b] [-DAX_EMU=<emulator args joined with |>]

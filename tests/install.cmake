@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake --install and the installed packages: tests/t_install.sh installs this build tree
 # into a private temporary prefix, checks the files, builds tests/consumer through
 # find_package(axmalloc) and plain compiler lines through pkg-config (Debian package

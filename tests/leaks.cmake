@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The exact leak checker (AXMALLOC_LEAKS): tests/t_leaks.c leaks known blocks from a static
 # function, tests/t_leaks.sh checks the report, the exit status, suppressions, a cross-thread
 # free and a fork child. -O2 and no -rdynamic: the function's name comes from .symtab. Linked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* oom_limit.h: an address-space limit for the out-of-memory tests (t_oom, t_oom_cxx).
  *
  * oom_limit_setup(headroom) adopts an RLIMIT_AS already in force (`ulimit -v` around the

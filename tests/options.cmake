@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The AXMALLOC_* options' parser (src/common/options.c): tests/t_optparse.sh sets options and
 # checks what the library took (tests/t_optparse.c prints it; AXMALLOC_VERBOSE=1 lists every
 # option) and the one line each mistake gets, word for word. One test per rule:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The axmalloc launcher and the Debian packages (src/launcher/axmalloc.in,
 # cmake/package.cmake):
 #
@@ -57,3 +58,7 @@ add_test(NAME t_man
   COMMAND ${AX_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/t_man.sh
     "source=${PROJECT_SOURCE_DIR}" "launcher=${AX_LAUNCHER_BUILD}" "version=${PROJECT_VERSION}")
 set_tests_properties(t_man PROPERTIES TIMEOUT 60 LABELS launcher SKIP_RETURN_CODE 77)
+
+# Every source file names its license (LICENSE: MIT) in an SPDX line.
+add_test(NAME t_spdx COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/t_spdx.sh)
+set_tests_properties(t_spdx PROPERTIES SKIP_RETURN_CODE 77)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Labels for the variant passes of scripts/test.sh: which tests go down the path a pass forces.
 #
 #   kernel   results that pass through the bulk kernels (calloc's zeroing, realloc's copy,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The sampling heap profiler (AXMALLOC_PROF): tests/t_prof.c allocates known amounts from
 # known functions, tests/t_prof.sh reads its profiles with google-pprof and checks the numbers,
 # the leak report and the dump on a signal. Linked with libaxmalloc.so and, statically, with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Real programs under LD_PRELOAD (issue 6): CPython's regression tests, sqlite3, lua5.4,
 # perl, gcc, git and stress-ng, each run plainly and with libaxmalloc.so preloaded; outputs
 # and exit status must match and axmalloc's stats must show it served the preloaded run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The `quick` label (`ctest -L quick`, or `ctest --preset quick`): the edit-compile-test loop.
 # API semantics, bad input, checked mode, tagging, the races at the dangerous points, fork
 # and signals, static linking: well under a minute natively, and no CPython, compiler, git

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Races and async-signal safety, made deterministic (issue 10).
 #
 # axmalloc_hooks is the allocator compiled again with AX_TEST_HOOKS=1: at named points of

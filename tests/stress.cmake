@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Long stress and memory pressure (issue 6).
 #
 #   t_stress, t_stress.32   8 and 32 threads in rounds: threads destroyed and recreated (heaps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sys_check.h: tiny assertion helpers for the system tests (threads, fork, static link).
  *
  *   CHECK(cond)          on failure: "file:line: CHECK failed: cond" on stderr, exit(1)

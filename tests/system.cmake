@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # System tests: threads, fork, static linking, LD_PRELOAD of real programs.
 #
 # Included from tests/CMakeLists.txt (ax_test() is defined there). This file also

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Alignment: aligned_alloc, posix_memalign, memalign (and the ax_* twins) for every power of
  * two up to 16 MiB and a spread of sizes; alignments of a segment and more (4 MiB .. 1 GiB)
  * with realloc, usable size and free; bad alignments and alignments no address space holds;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Basic semantics: size classes, usable sizes, malloc(0), free(NULL), huge blocks, the ax_*
  * entry points against the overridden malloc family. */
 #include <stdint.h>

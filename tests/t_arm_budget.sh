@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_arm_budget.sh LIBAXMALLOC -- AArch64 instruction budgets (issue 13): counts the guest
 # instructions of axmalloc's hot operations under qemu-aarch64 (bench/callgrind/budget.sh
 # --qemu, the TCG plugin bench/qemu/insn_count.c built with the host's cc) and fails when

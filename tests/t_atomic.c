@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The architecture's atomics (src/arch/<arch>/arch_atomic.h), tested from their header.
  *
  *   t_atomic [iters]   every op's results, *expected after a failed CAS and the word after,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bad input: freeing a pointer axmalloc never returned, or freeing twice, aborts with
  *   axmalloc: free(): invalid pointer <p>   resp.   axmalloc: free(): double free <p>
  * (<p> as %p prints it), and a stray write over a segment header or a page descriptor

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_budget.sh LIBAXMALLOC [BUDGET_FILE] -- instruction budgets (issue 4 item 4): counts the
 # instructions of axmalloc's hot operations under callgrind (bench/callgrind/budget.sh) and
 # fails when any exceeds bench/callgrind/budget.txt (or BUDGET_FILE) by more than 5%.

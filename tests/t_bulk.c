@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bulk kernels (src/arch/<arch>/arch_bulk.h) and their dispatch.
  *
  *   t_bulk        guard-band sweeps of every kernel in this backend's list that the CPU

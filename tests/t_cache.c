@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The heap's cache of freed mid-size blocks (src/common/cache.c; white-box: reads page
  * descriptors through src/common/internal.h). A local free of a block of 1,280 B .. 256 KiB
  * goes on its class's stack, the next malloc of the class takes it back; the stack is

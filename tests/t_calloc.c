@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* calloc returns zeroed memory: fresh, reused after a dirty free, for every class size and
  * its neighbours, and for huge blocks (whose mappings are cached and reused). */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Cancellation (issue 10, defect 5): axmalloc's own output is not a cancellation point, and
  * threads cancelled at any cancellation point between allocations leave the heap sound.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # No allocation path calls a libc function that is a cancellation point (issue 24): the
 # library's undefined symbols against POSIX's cancellation points (XSH 2.9.5.2: those that
 # shall be, and those that may be) and glibc's own names for them. A cancellation inside one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checked mode (AXMALLOC_CHECK=1, or an AX_CHECKED=ON build): each bad action must abort
  * with its exact message naming the right block:
  *

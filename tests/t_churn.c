@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Many blocks: 1e5 blocks of random sizes 1..4096, each filled with a pattern derived from
  * its index; no two live blocks overlap (checked by address and by content); freed in random
  * order with every pattern verified first; then a steady-state alloc/free mix. */

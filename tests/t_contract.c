@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_contract: every entry point of the malloc family over edge inputs, one line per call,
  * so that two runs can be compared: glibc's malloc against axmalloc's (differential test).
  *

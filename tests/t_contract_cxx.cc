@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // t_contract's C++ half: the operators new and delete in every standard form, called through
 // pointers (so the compiler can neither elide nor fold them), with the outcome as a code for
 // the C half to print. Which operators run is the dynamic linker's choice: libstdc++'s in a

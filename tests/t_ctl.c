@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ax_ctl: every name's figure checked against a workload of known sizes, every control's
  * effect, and the errors (unknown name, wrong length, read-only, write-only).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // t_cxx_new: axmalloc's C++ operators new and delete, in every standard form.
 //
 //   t_cxx_new            every form allocates from axmalloc, aligned where asked, frees back

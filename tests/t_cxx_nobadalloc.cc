@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // t_cxx_nobadalloc: a C++ program that never names std::bad_alloc, so that a -static link
 // may leave its type information out. `new` of an impossible size must still end in a
 // catchable exception when linked with the documented -Wl,-u flags (and dynamically), and

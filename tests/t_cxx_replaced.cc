@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // t_cxx_replaced: a program that replaces only the base operators new(size_t) and
 // delete(void *) with its own (an arena and counters). The standard defines the other forms
 // by them: new[] and nothrow new call the program's new, sized, array and nothrow deletes

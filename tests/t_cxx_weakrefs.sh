@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t_cxx_weakrefs.sh <nm> <axmalloc.o>: every symbol axmalloc.o leaves undefined is either
 # weak (the C++ runtime, taken weakly by new_delete.cc) or comes from libc/libgcc, so a C
 # program can link axmalloc.o (or libaxmalloc.a whole) without libstdc++.

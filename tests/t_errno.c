@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* errno: free never changes it (small, medium, huge, NULL, batches that purge, a cross-thread
  * free); failures set ENOMEM: overflowing calloc/reallocarray products and any size above
  * PTRDIFF_MAX, for every entry point; a failed realloc leaves the old block untouched. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The glibc extras: malloc_trim, mallinfo2/mallinfo, malloc_stats, malloc_info, mallopt,
  * reallocarray, cfree, free_sized, free_aligned_sized. The statistics are exact while the
  * process is single-threaded, so those checks come first; the multi-threaded part (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_fork: fork from a busy multithreaded parent; the children must be able to malloc.
  *
  * Three threads malloc and free continuously (mixed sizes, huge ones too; most frees

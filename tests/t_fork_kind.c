@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a fork child may inherit on its pages' thread_free lists, and what it assumes.
  *
  *   single    the child of a process that never had a second thread keeps the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fork child model (docs/design.md, "Fork"): what a child makes of the parent's threads,
  * which do not exist in it, wherever they were when the fork came.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* free()'s double-free filter (axi_looks_free in src/common/internal.h; white-box): a block
  * whose first word, decoded with its page's key, has its top 16 bits clear may be free already
  * and takes the full check; every other block is pushed at once. So:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Full pages and the page in front of their class's queue (white-box: reads page
  * descriptors through src/common/internal.h). A local free into a full page, while the page
  * in front has nothing left to hand out, swaps the two at once: the freed block's page

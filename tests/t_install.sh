@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # t_install: install the build tree into a private prefix, check the installed files,
 # then use them the way a user would and run what was built:
 #   1. cmake --install <build> --prefix <tmp>/prefix: the exact file list, the SONAME

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # t_launcher: the axmalloc launcher of the build tree (<build>/axmalloc, configured from
 # src/launcher/axmalloc.in to preload the build tree's libaxmalloc.so.0):
 #   1. --version, --help and -h (every option and variable listed), exit 0;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The core's layers, checked on the built objects: no object of src/common may use a symbol
 defined in an object of a higher layer (nm -P: its undefined symbols against every other
 object's definitions), but for the exceptions named below. Also prints the call circles (the

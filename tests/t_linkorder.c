@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_linkorder: a program that calls malloc and a few ax_* functions (not the allocator entry
  * points themselves). Linked -static in the right order it must run on axmalloc (checked
  * below); in a wrong order, with libc before axmalloc, it must not link at all: glibc's

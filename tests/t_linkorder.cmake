@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Link-order recipes, checked with the real compiler (script mode):
 #
 #   cmake -DAX_CC=<cc> -DAX_INCLUDE=<dir> -DAX_LIB=<libaxmalloc.a> -DAX_OBJ=<axmalloc.o>

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # t_lintian: lintian on both Debian packages must report no error and no warning (E: and W:
 # lines; info, pedantic and experimental tags are printed, not counted). The packages come
 # from cpack -G DEB in the given build when it was configured with the prefix /usr, otherwise

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # t_man: the manual pages man/axmalloc.1 (the launcher) and man/axmalloc.3 (the API and the
 # options), from the source tree:
 #   1. each renders with man -l and with warnings on (groff -man -ww -z; man --warnings, as

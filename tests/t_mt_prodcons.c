@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_mt_prodcons: producers and consumers where every free is a remote free.
  *
  * P producer threads (2) allocate blocks of mixed sizes, fill each with a pattern and

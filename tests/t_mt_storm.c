@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_mt_storm: cross-thread free storm.
  *
  * T threads each allocate blocks of mixed sizes (16 B .. 64 KiB, and now and then one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_mt_threads: many short-lived threads, abandoned segments, bounded RSS.
  *
  * N threads (10,000 by default) run BATCH (4) at a time. Each allocates a few hundred

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory tagging (AXMALLOC_MTE=1, src/common/mte.c). Registered with AXMALLOC_MTE=1.
  *
  * Where tagging is on (AArch64 with MTE: qemu -cpu max), each case runs in a forked child:

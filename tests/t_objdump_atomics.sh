@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Instruction-level check of the AArch64 atomics in the built library (runs on the host).
 #
 #   t_objdump_atomics.sh <libaxmalloc.so> <runtime|lse|llsc> [objdump]

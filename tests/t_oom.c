@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_oom: out of memory. Every failure is NULL with errno ENOMEM (posix_memalign: returns
  * ENOMEM and sets errno to it too, as glibc), nothing crashes, live blocks stay intact, and after
  * freeing everything the same allocations succeed again.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // t_oom_cxx: C++ allocation failure with axmalloc's operator new and delete.
 //
 // Without a limit: requests no machine can satisfy throw std::bad_alloc (plain, array,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Options from the environment and the stats printer.
  *
  *   t_options           no AXMALLOC_* set: ax_stats_print() prints "axmalloc stats (pid N):" first;

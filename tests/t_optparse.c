@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The options as the library took them, for tests/t_optparse.sh, which sets them and reads
  * what came of it here and in the library's own lines on stderr.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The AXMALLOC_* options' parser (src/common/options.c), one rule per run: what each value
 # becomes (tests/t_optparse.c prints what the library took, AXMALLOC_VERBOSE=1 lists every
 # option) and the one line a mistake gets, word for word.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # t_package: build the Debian packages with CPack, install them on this machine, use them
 # the way a user would, and remove them again:
 #   1. cpack -G DEB: from the given build when it was configured with the prefix /usr,

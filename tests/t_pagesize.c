@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_pagesize: the allocator works with the page size it reads at run time, and
  * AXMALLOC_PAGE_SIZE makes it behave as on a 16 or 64 KiB kernel (AArch64 servers).
  * Checks: ax_info().page_size; valloc/pvalloc alignment and rounding; purging happens in

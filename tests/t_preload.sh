@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # t_preload: run real programs with and without LD_PRELOAD=libaxmalloc.so and compare
 # their outputs byte for byte; then run each preloaded with AXMALLOC_STATS=1 and check
 # that axmalloc really served it (stderr holds "axmalloc stats (pid N):" with mallocs > 0).

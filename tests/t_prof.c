@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The heap profiler's subject: known amounts from known functions (t_prof.sh reads the
  * profiles with google-pprof and checks the numbers).
  *

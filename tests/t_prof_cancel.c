@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Cancellation inside the APIs that take a lock (AXMALLOC_PROF=1): no cancellation point
  * while a lock is held, so a cancelled thread never leaves one behind.
  *

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # shellcheck disable=SC2016 # the workload snippets are single-quoted: they expand when run
 # t_progs: large real programs with and without LD_PRELOAD=libaxmalloc.so. Each workload
 # runs twice, plainly and preloaded with AXMALLOC_STATS=1; the two runs must exit with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Giving address space back clears the segment map first (issue 10, defect 2).
  *
  * realloc moves a huge block (its neighbour page is taken, so mremap cannot grow it in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A remote free touches nothing of the segment after its publishing CAS (issue 10, defect 1).
  *
  * The freeing thread stops right after its CAS (AX_HOOK_REMOTE_FREE_PUBLISHED, hooks.h);

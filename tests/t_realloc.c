@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* realloc: NULL and zero arguments, contents preserved (min(old, new) bytes) across every
  * size-class boundary, into and out of huge sizes, and huge growth step by step. */
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Remote frees in batches (src/common/remote.c), through the public counters.
  *
  *   lone      one remote free is published at once, by itself (one CAS, nothing held)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() from a signal handler that interrupted malloc or free (issue 10, defect 3).
  *
  * glibc supports this in a single-threaded process (its tst-mallocfork2: a SIGUSR1 handler

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The stack the allocator needs, where stacks are small: a PTHREAD_STACK_MIN thread, a signal
  * handler on it, a minimal sigaltstack. With the heap profiler on (AXMALLOC_PROF=1,
  * AXMALLOC_PROF_SAMPLE=4096, AXMALLOC_PROF_SIGNAL=USR1), sampled mallocs, their stack walks

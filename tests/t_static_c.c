@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_static_c: a -static C program linked with libaxmalloc.a.
  *
  * Exercises malloc/free/calloc/realloc/aligned_alloc/posix_memalign/memalign and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // t_static_cxx: a -static C++ program linked with libaxmalloc.a.
 //
 // Churns std::string and std::vector (also from a second thread), throws exceptions,

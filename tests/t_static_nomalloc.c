@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_static_nomalloc: a -static program that never calls malloc & co. itself.
  *
  * It only uses libc functions that allocate internally: tmpfile/fopen (FILE objects

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ax_stats_get: the counters move the way the allocations say and are self-consistent. */
 #include <pthread.h>
 #include <string.h>

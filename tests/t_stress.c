@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_stress: long multithreaded stress, in rounds of threads that are created and destroyed.
  *
  * Each round starts T threads. A thread does random operations on its own array of slots:

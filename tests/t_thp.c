@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_thp: transparent huge pages (AXMALLOC_THP, thp.c) follow the rule and the kernel.
  *
  *   t_thp OPTION KERNEL SIZE [purge] [smaps]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Returning memory: after freeing 200 MiB of 64 KiB blocks, malloc_trim(0) (which purges at
  * once) makes RSS fall; its result is 0 or 1; freed-then-trimmed memory is usable again. */
 #include <string.h>

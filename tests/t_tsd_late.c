@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A thread that allocates in its last TSD destructors (heap.c, "heap_exited").
  *
  * The thread's own heap is done by axmalloc's key destructor; another key's destructor, which

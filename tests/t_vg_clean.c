@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Valgrind: a correct program exercising every path of axmalloc (malloc, calloc, realloc
  * growth and shrink within and across classes, aligned allocation, huge blocks and their
  * mremap growth, malloc_usable_size, frees from other threads) must make memcheck report

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Valgrind: a deliberate leak of 4096 + 48 bytes (class sizes, so memcheck reports the same
  * bytes whether it registers axmalloc's usable sizes or replaces malloc with its own) must
  * be reported as "definitely lost: 4,144 bytes in 2 blocks" (tests/valgrind.cmake).

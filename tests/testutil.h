@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared helpers for the tests/t_*.c programs: one assertion macro and a few utilities.
  * A failed CHECK prints file:line and the expression to stderr and exits 1. */
 #ifndef AX_TESTUTIL_H

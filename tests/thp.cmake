@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Transparent huge pages (thp.c): the option and the kernel's mode and size, read at run time.
 # The real kernel with each AXMALLOC_THP value, then fake sysfs directories (tests/thp/) for the
 # kernels this machine is not: 2 MiB pages in `always` mode, `never`, none at all, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Force-included (-include) into the threaded tests of an AX_SANITIZE=thread build
  * (cmake/sanitize.cmake). ThreadSanitizer's runtime defines malloc & co. itself and comes
  * first in the link, so a test calling malloc would exercise TSan's allocator, not ours.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Valgrind memcheck (issue 5): with -DAX_VALGRIND=ON axmalloc tells memcheck about its blocks
 # (src/common/track.h), so `valgrind --soname-synonyms=somalloc=nomatch` checks programs
 # running on axmalloc itself. Without nomatch memcheck replaces malloc with its own (any

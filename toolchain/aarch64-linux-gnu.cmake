@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Cross-compile axmalloc for AArch64 Linux (glibc) with Debian's cross toolchain, and run
 # its tests under qemu-user.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Instruction budgets: instruction counts per allocator operation (hot malloc+free pairs,
 # calloc of recycled memory, realloc growth steps, remote frees), deterministic. x86-64 counts
 # come from callgrind; AArch64 counts (--qemu CPU) from qemu-aarch64 with a TCG plugin that

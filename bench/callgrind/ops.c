@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ops.c -- one allocator operation, repeated, for instruction counts under callgrind.
  *
  * Usage: ops <op> <n> [arg]

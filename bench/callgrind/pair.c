@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pair.c -- the hot malloc+free pair, for instruction counts under callgrind.
  *
  * Usage: pair <size> <iterations> [keep]

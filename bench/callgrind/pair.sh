@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Instructions per malloc+free pair under callgrind, for glibc, axmalloc and the peers that
 # are installed, side by side. Deterministic: callgrind counts instructions, not time.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # arm_vs_x86.sh [BUILD_DIR] [CROSS_DIR] -- instructions per operation, AArch64 against x86-64:
 # a markdown table of bench/callgrind/budget.sh's operations, counted by callgrind on the
 # native build and by qemu-aarch64 (bench/qemu/insn_count.c) on the cross builds, each on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* insn_count.c -- a qemu TCG plugin that counts the guest instructions a program executes.
  *
  *   cc -O2 -shared -fPIC -o insn_count.so insn_count.c

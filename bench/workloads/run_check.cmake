@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ctest helper for the workload smoke tests:
 #   cmake -DPROG=<exe> [-DEMU=<emulator,args>] [-DPRELOAD=<lib>] -DARGS=<a,b,c>
 #         -DEXPECT=<checksum> -P run_check.cmake      (lists comma-separated)

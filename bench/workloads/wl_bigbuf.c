@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_bigbuf.c -- per-thread large buffers: prefault, then copy in 1 KiB blocks.
  *
  * Models seed 004: a memory benchmark ("sv_mem -mode=wr -block=1K -threads=N") where each

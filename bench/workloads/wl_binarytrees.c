@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_binarytrees.c -- the Computer Language Benchmarks Game "binary-trees", C version.
  *
  * Models seed 002: an allocation-dominated benchmark (one malloc per tree node, every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_bitset.c -- the cbitset "create" benchmark pattern.
  *
  * Models seed 002: cbitset's "create" test (a bitset grown one word at a time while bits

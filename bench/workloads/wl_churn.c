@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_churn.c -- one thread draining and refilling pages.
  *
  * Measures what the single-threaded mode saves (DESIGN §2, issue 3): every round fills

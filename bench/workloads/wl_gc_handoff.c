@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_gc_handoff.c -- producer threads allocate, collector threads free (a GC pattern).
  *
  * Models seed 000: a Delphi application on a garbage-collected framework, where objects

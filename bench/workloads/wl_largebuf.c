@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_largebuf.c -- large zeroed buffers replaced at random (mimalloc-bench's malloc-large).
  *
  * Models the page-fault half of seed 004 (page-fault servicing, not copying, dominated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_larson.c -- Larson-style server simulation with a fixed amount of work.
  *
  * After Larson & Krishnan's allocator benchmark: each server thread owns an array of

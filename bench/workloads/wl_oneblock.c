@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_oneblock.c -- a malloc/free loop with one live block per size (a temporary buffer
  * in a loop): every free empties the block's page, the pattern where an allocator that
  * retires or re-checks an emptied page on free pays for it on every call.

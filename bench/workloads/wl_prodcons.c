@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_prodcons.c -- producers allocate, consumers free: every free is a remote free.
  *
  * Models seed 000's worker/collector split at its barest, as mimalloc-bench's xmalloc-test

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_rounds.c -- threads born, allocating, handing blocks over and dying, in rounds.
  *
  * Models mimalloc-bench's mstress (mimalloc's test-stress): the allocator's cost of thread

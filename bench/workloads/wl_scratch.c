@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_scratch.c -- passive false sharing (Hoard's and mimalloc-bench's cache-scratch).
  *
  * The main thread allocates one small object per worker, side by side (so several share a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_stats.h -- the remote-free counts and the huge pages advised, when axmalloc is the
  * allocator; the page faults, under any.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_strings.c -- threads creating and destroying many short strings.
  *
  * Models seed 003: two threads each creating/destroying 100k std::strings ran 80x slower

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wl_vecgrow.c -- vectors and strings grown by realloc, the patterns of seed 002's bitset
  * "create" and of every growable array.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The malloc family but free: fast paths and the API contracts (glibc's).
  *
  *   malloc(n <= 1 KiB): page = heap->direct[n]; pop page->free; used++.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The atomics src/common uses: each picks, per call, between the architecture's atomic
  * instruction and its single-threaded twin (plain loads and stores).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bulk zeroing and copying for calloc and realloc: a dispatch table over the backend's
  * kernels (arch_bulk.h lists them) and the C library's memset/memcpy ("libc").
  *

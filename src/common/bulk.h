@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bulk zeroing and copying of allocator blocks (calloc, realloc): a table of size ranges
  * over the backend's kernels (src/arch/<arch>/arch_bulk.h) and memset/memcpy, filled once
  * by axi_bulk_init. Measurements and thresholds: docs/bulk.md.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The heap's cache of freed mid-size blocks (1,280 B .. 256 KiB), as in tcmalloc's thread
  * cache: a stack of blocks per class, in front of the pages.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checked mode: AXMALLOC_CHECK=1 at run time, or always with -DAX_CHECKED=ON.
  *
  * How it costs the default mode nothing: the fast paths are not touched. In checked mode

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ax_ctl: the statistics and controls by name, called as jemalloc's mallctl is
  * (ax_ctl("stats.allocated", &v, &len, NULL, 0)), so that programs that read jemalloc's
  * figures (Redis, RocksDB...) read ours the same way. The names, their types and what each

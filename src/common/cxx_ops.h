@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The base C++ operators, as the program resolves them and as new_delete.cc defines them
  * (cxx_replaced.c). Included from C and C++. */
 #ifndef AX_CXX_OPS_H

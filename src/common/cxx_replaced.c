@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Whether the program replaced a C++ operator that the others are defined by.
  *
  * The standard defines most forms by others: new[] and the nothrow forms call operator

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* free: the fast path, and what it leaves for others: remote frees, pages in the full list,
  * huge blocks, and pointers that are not ours (reported, never followed).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A heap's policies over its pages, segments and caches: trim, what a refused mapping
  * releases, the allocations retried after it, and a heap's counters merged into the
  * process's. A thread's heap is started and ended in lifecycle.c, its structure comes from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test stop points (hooks.h): compiled into axmalloc_hooks only (AX_TEST_HOOKS=1). */
 #include "internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stop points for tests: the interleavings a race needs, made to happen every time.
  *
  * In a build with AX_TEST_HOOKS=1 (the library axmalloc_hooks, built for the tests only;

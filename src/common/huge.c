@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Huge blocks (> AX_LARGE_MAX): one mapping each, starting with a segment header so that
  * free() finds them like any other block. A small cache keeps recently freed mappings so
  * that repeated large malloc/free pays neither mmap nor page faults; realloc grows them

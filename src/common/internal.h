@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* axmalloc internals: every function one file of src/common offers another, declared layer
  * by layer from the bottom up, with the inline helpers of each layer. A file calls only into
  * its own layer and those below (tests/t_layers checks the built objects; docs/design.md

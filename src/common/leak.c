@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The exact leak checker: every live block and the stack that allocated it, and at exit the
  * blocks no root reaches, reported by stack.
  *

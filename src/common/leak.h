@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The exact leak checker's shared state: leak.c records every live block and its stack,
  * leak_scan.c finds at exit which of them are still reachable, symbolize.c names the frames
  * of the report. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The leak checker's scan at exit: which live blocks the program can still reach.
  *
  * As LeakSanitizer does: the roots are the writable segments of every loaded file (its data,

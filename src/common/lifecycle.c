@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The process's lifecycle: process init, a thread's start and exit, fork's three handlers.
  * The top of the core below the entry points: everything here runs once per process, thread
  * or fork, and calls down into every layer.

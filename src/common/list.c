@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Block lists: a page's free lists read as lists, for the checks of the slow paths. Every
  * link is encoded with its page's key (the inline helpers in internal.h); a link out of the
  * page is never followed. */

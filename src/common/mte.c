@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory tagging (AArch64 MTE): AXMALLOC_MTE=1, and checked mode on a CPU that has it.
  *
  * Every block handed out gets a random 4-bit tag, in the pointer (bits 56..59) and on each

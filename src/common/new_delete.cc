@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // C++ operator new and delete in every standard form, so that C++ programs get axmalloc's
 // from the shared library, the static library and axmalloc.o alike, and sized delete hands
 // its size to ax_free_sized.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The AXMALLOC_* options: one table, one parser, one message format.
  *
  * Process init (lifecycle.c) reads every option once, before anything else looks at one; the

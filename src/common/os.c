@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The OS seam: mappings, transparent huge pages, files, time and randomness.
  *
  * Everything here may run before constructors, inside dlsym, in a fork child and in TLS

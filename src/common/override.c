@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The rest of the glibc malloc family, answered from axmalloc's own state, so that a
  * static link never needs libc.a(malloc.o) (which would clash with our malloc).
  *

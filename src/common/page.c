@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pages and the slow paths of malloc and free.
  *
  * A heap keeps, per size class, a queue of pages that may have free blocks; the first

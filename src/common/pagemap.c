@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The page map (internal.h): one entry per 64 KiB slice, two levels.
  *
  * Second-level tables are mapped on demand and never unmapped, so a reader that loaded a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The heap pool: heap structures, the registry of every heap ever made, and a thread's heap
  * made and installed.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Output without stdio and without allocation: messages, reports, fatal errors.
  *
  * Callable from anywhere, a signal handler or a thread with a cancellation pending

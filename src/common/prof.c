@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sampling heap profiler: which allocations are sampled, the sampled blocks, their stacks.
  *
  *   AXMALLOC_PROF=1  AXMALLOC_PROF_SAMPLE=<bytes, mean interval; 524288>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The heap profiler's shared state: prof.c samples and keeps the stacks, prof_dump.c writes
  * them out (gperftools' heap-profile text format, which google-pprof reads). */
 #ifndef AX_PROF_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Heap profiles out: files in gperftools' heap-profile text format, the leak report at exit.
  *
  *   heap profile:  <in-use samples>: <bytes> [<allocated samples>: <bytes>] @ heap_v2/<rate>

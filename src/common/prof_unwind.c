@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The heap profiler's stack walk: libgcc's unwind tables, read once per return address.
  *
  * libgcc's _Unwind_Backtrace finds each frame's FDE and runs its CIE's and FDE's call-frame

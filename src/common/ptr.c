@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pointers the fast paths did not take: what each one is, decided in one place for free,
  * realloc and malloc_usable_size alike.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Remote frees: a block freed by a thread that does not own its page, batched per owning heap.
  *
  *   remote free(b, of a page whose segment names heap O):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Segments: 4 MiB of address space aligned to its size, owned by one thread heap.
  *
  * A heap keeps its segments with free pages on segs[kind] and the others on segs_full.

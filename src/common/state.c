@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The process's shared state: the settings and flags every layer reads, and the thread's heap
  * slot. The bottom of the core: this file calls nothing of ours.
  *

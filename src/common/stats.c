@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Statistics: process-wide counters updated on slow paths only, per-heap counters merged
  * in when a thread exits, and a report that needs no stdio (AXMALLOC_STATS=1 at exit). */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The leak report's frames by name: the function that holds a return address, from the symbol
  * tables of the files loaded in the process.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Transparent huge pages: where axmalloc asks the kernel for them, and where it asks for none.
  *
  * The rule (AXMALLOC_THP=auto, the default; measured in docs/design.md "Huge pages"): huge

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Valgrind memcheck client requests (-DAX_VALGRIND=ON), compiled to nothing otherwise.
  *
  * Memcheck replaces every exported malloc with its own unless it runs with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* axmalloc's data structures: geometry, size classes, blocks, pages, segments, heaps, and the
  * settings' and counters' types. Types and the arithmetic on them only: no function of any
  * file is declared here (internal.h declares them, layer by layer).

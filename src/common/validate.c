@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Heap validation for the tests (AX_TEST_HOOKS builds only, hooks.h): every structure of the
  * allocator walked and cross-checked, while no other thread is inside the allocator.
  *

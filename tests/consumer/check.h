@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check.h: CHECK(cond, fmt, ...) prints "<prog>: FAIL <file>:<line>: <cond>: <detail>" and
  * exits 1. The consumer programs share it with nothing else in the tree on purpose: they
  * see only what an installed axmalloc provides. */

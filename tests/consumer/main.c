@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c: proves that axmalloc is the program's malloc, however it was linked.
  *
  * malloc's blocks must move axmalloc's own counter (ax_stats_get) and have the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // main.cc: a C++ program on axmalloc, however it was linked: containers and strings
 // allocate through it (ax_stats_get's counter moves, ax_usable_size knows new'd blocks),
 // exceptions work, a second thread allocates, and a failing new throws std::bad_alloc

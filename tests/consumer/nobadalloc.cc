@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // nobadalloc.cc: a C++ program that never names std::bad_alloc and throws nothing
 // itself, so a -static link takes the exception machinery from libstdc++.a only when
 // asked. axmalloc's operator new references it weakly; the link options the package

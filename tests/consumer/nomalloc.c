@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nomalloc.c: a program that names nothing of axmalloc and never calls the malloc family
  * itself; only libc does (the FILE and buffer of a temporary file, qsort's merge buffer).
  * Linked -static with libaxmalloc.a, nothing would pull the allocator out of the archive

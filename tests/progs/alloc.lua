@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- alloc.lua: an allocation-heavy Lua workload for t_progs.sh (tables, strings, closures,
 -- coroutines, the garbage collector). Prints only results that do not depend on addresses:
 -- Lua 5.4 seeds its string hash from heap addresses, so pairs() order can change with the

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # alloc.pl: an allocation-heavy Perl workload for t_progs.sh (hashes, arrays, regexes,
 # sorting, string building, references). Every walk over a hash sorts its keys, so the
 # output does not depend on the hash seed.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """gen_c.py: write a large C file for t_progs.sh to compile with gcc -O2.
 
 usage: gen_c.py FUNCS > big.c

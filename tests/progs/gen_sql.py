@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """gen_sql.py: write the SQL script that t_progs.sh feeds to sqlite3.
 
 usage: gen_sql.py ROWS > script.sql

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # git.sh DIR: the git workload of t_progs.sh. Builds a repository in DIR (empty) with a
 # thousand generated files over 20 commits, a branch and a merge, then prints what
 # git says about it: log, trees, diffs, blame, grep, archive, gc, fsck, count-objects.

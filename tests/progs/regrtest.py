@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """regrtest.py: run a slice of CPython's own regression suite for t_progs.sh.
 
 usage: python3 regrtest.py TEST...   (the arguments of `python3 -m test`)

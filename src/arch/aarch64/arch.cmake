@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The AArch64 backend's build: included by the top-level CMakeLists.txt after the target
 # axmalloc_objects exists.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The AArch64 backend: everything src/common needs from the architecture.
  * Contract of each hook at its declaration; src/common includes only this header. */
 #ifndef AX_ARCH_H

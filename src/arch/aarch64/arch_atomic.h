@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* AArch64 atomics: the ax_arch_<op>_<order> seam src/common/atomic.h calls, and the plain
  * _local twins it calls while single-threaded.
  *

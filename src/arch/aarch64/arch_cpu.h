@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* AArch64 CPU features, decoded in one place: cpu_aarch64.c reads the auxiliary vector
  * (AT_HWCAP, AT_HWCAP2) and DCZID_EL0 once into the struct below, and every user reads
  * that struct: the description and the atomics flag (ax_arch_cpu_detect, arch.h), memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory tagging (MTE, ARMv8.5): the primitives src/common/mte.c builds on.
  *
  * A tagged pointer carries a 4-bit tag in bits 56..59; memory mapped with PROT_MTE carries

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* AArch64 atomics as load-exclusive/store-exclusive loops (ARMv8.0: runs on every core).
  *
  * Sibling of atomic_lse.h: the same functions with the same signatures, axi_llsc_ here and

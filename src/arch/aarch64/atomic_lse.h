@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* AArch64 atomics as ARMv8.1 LSE instructions (CAS, SWP, LDADD, LDCLR, LDSET): one
  * instruction each, executed at the cache (or interconnect) instead of a retry loop.
  * SIGILL on ARMv8.0 cores: arch_atomic.h calls these only in an `lse` build or, in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DC ZVA zeroing: whole naturally aligned blocks of the DCZID_EL0 size (64 B on most
  * cores) are zeroed without reading them first; NEON does the unaligned head and tail and
  * every region too small to hold one block. Contract and list: arch_bulk.h.

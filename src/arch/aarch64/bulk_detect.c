@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* AArch64: the CPU features the bulk kernels' "supported" column reads, and the measured
  * dispatch plan. The features are cpu_aarch64.c's, decoded once (arch_cpu.h); this file
  * only takes its copy of them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* NEON bulk kernels: q-register stores and loads, 64 bytes a step (STP/LDP pairs). The
  * loop body is the 16-byte shape's, shared with SSE2 (../generic/bulk_body16.h); this file
  * gives it the vector.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* AArch64 CPU detection: the one decoder of the auxiliary vector and DCZID_EL0
  * (arch_cpu.h), and what is built from it: the description, the LSE atomics flag, the
  * DC ZVA block size (no allocation, no stdio, errno kept). */

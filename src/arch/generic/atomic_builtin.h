@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ax_arch_<op>_<order> atomics as the compiler's __atomic builtins: the same names,
  * contracts and memory orders as every backend's arch_atomic.h, with no inline asm.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The _local twins of the ax_arch_* atomics: what src/common/atomic.h calls while the
  * process is single-threaded. Plain C, identical on every architecture, so both backends
  * include this file rather than each keeping a copy.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The body of the 16-byte bulk kernels (x86_64/bulk_sse2.c, aarch64/bulk_neon.c): four
  * 16-byte vectors a step. Blocks and sizes are 16-byte multiples (arch_bulk.h's contract)
  * and so is the vector, so every access is 16-byte aligned: no head to align, no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The body of the wide bulk kernels (x86_64/bulk_avx2.c, x86_64/bulk_avx512.c): vectors of
  * W > 16 bytes, four a step. Blocks are only 16-byte aligned, so one unaligned head store
  * brings the destination to W-byte alignment; the body is then aligned stores (or streaming

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bulk-kernel dispatch plan that each backend's bulk_detect.c fills: arch-neutral, so
  * both arch_bulk.h files include this one copy. */
 #ifndef AX_BULK_PLAN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ax_arch_cpu() (arch_cpu.h) of both backends: the features decoded at the first call, the
  * same struct after. pre: the first call comes before a second thread exists (process init
  * makes it).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The x86-64 bulk kernels: zero and copy of the allocator's own blocks (calloc, realloc).
  * The dispatcher (src/common/bulk.c), tests/t_bulk.c and bench/bm_bulk.c all expand the
  * one list below, so a kernel is tested and benchmarked the moment it is listed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* x86-64 CPU features, decoded in one place: cpu_x86_64.c reads CPUID and XGETBV once into
  * the struct below, and both users read that struct, the description (ax_arch_cpu_features,
  * arch.h) and the bulk kernels' detection (bulk_detect.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory tagging: x86-64 has none. The same interface as src/arch/aarch64/arch_mte.h, so
  * that src/common/mte.c compiles here: pointers carry no tag, and ax_arch_mte_enable says
  * no, so nothing else is ever called. */

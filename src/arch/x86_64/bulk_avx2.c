@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* AVX2 bulk kernels: 32-byte stores (avx2), and the same with non-temporal stores for the
  * aligned body (avx2_nt: VMOVNTDQ writes around the caches, no read-for-ownership). The
  * loop body is the wide shape's, shared with AVX-512 (../generic/bulk_body_wide.h); this

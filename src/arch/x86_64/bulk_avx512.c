@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* AVX-512 bulk kernels: 64-byte zmm stores (avx512), and the same with non-temporal
  * stores for the aligned body (avx512_nt: VMOVNTDQ zmm). The loop body is the wide shape's,
  * shared with AVX2 (../generic/bulk_body_wide.h); this file gives it the vector and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ERMS bulk kernels: REP STOSB / REP MOVSB. With ERMS the microcode moves whole cache
  * lines; with FSRM short REP MOVSB starts fast too. Contract and list: arch_bulk.h.
  *

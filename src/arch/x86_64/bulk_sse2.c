@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SSE2 bulk kernels: 16-byte MOVDQA, the x86-64 baseline. The loop body is the 16-byte
  * shape's, shared with NEON (../generic/bulk_body16.h); this file gives it the vector.
  *

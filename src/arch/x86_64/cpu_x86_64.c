@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* x86-64 CPU detection: the one decoder of CPUID and XGETBV (arch_cpu.h), with the
  * OSXSAVE/XGETBV check before trusting AVX, and the description built from what it found. */
 #include <cpuid.h>
