@@ -15,7 +15,8 @@
 #            place of its own, not in its class's pages (t_full_pages, t_cache, t_free_filter,
 #            t_remote_batch, t_badfree: page layout, the cache, chains; t_stats, t_extras,
 #            t_cxx_new: class_live
-#            counts the thread's blocks in its pages; t_race_remote, t_fork_model.release: a stop
+#            counts the thread's blocks in its pages; t_ctl: ax_ctl's byte counts leave the
+#            sampled blocks out, as documented; t_race_remote, t_fork_model.release: a stop
 #            in a page that a sampled block never reaches), and a 64 KiB slot of address space
 #            (the t_oom* tests under RLIMIT_AS); the instruction budgets are the default
 #            configuration's (t_budget, t_arm_budget); t_stack's budget is without sampling
@@ -37,7 +38,8 @@ set(AX_THREADS_TESTS
 set(AX_NOPROF_TESTS
   t_full_pages t_cache t_free_filter t_remote_batch t_stats t_extras t_race_remote
   t_fork_model.release t_oom.huge t_oom.limit t_oom.threads t_oom.refused t_oom.refused_limit
-  t_oom_cxx t_oom_cxx_static t_budget t_arm_budget t_stack t_cxx_new t_cxx_new_static t_badfree)
+  t_oom_cxx t_oom_cxx_static t_budget t_arm_budget t_stack t_cxx_new t_cxx_new_static t_badfree
+  t_ctl)
 get_property(all_tests DIRECTORY PROPERTY TESTS)
 foreach(t ${all_tests})
   if(t MATCHES "^t_thp[.]fake[.]")
