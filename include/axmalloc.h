@@ -22,9 +22,8 @@ extern "C" {
 /* The malloc family under prefixed names; same contracts as glibc's. */
 void *ax_malloc(size_t size);
 void ax_free(void *p);
-/* free(p) with the size it was allocated with (C23 free_sized, C++ sized delete): the same
- * as ax_free (the page map finds the block's page without the size); the size is not
- * trusted. */
+/* free(p) with the size it was allocated with (C23 free_sized): a size larger than the block
+ * aborts naming p ("size mismatch"); checked mode wants the very size asked for. */
 void ax_free_sized(void *p, size_t size);
 void *ax_calloc(size_t n, size_t size);
 void *ax_realloc(void *p, size_t size);

@@ -6,7 +6,12 @@
 ax_test(t_cxx_new SOURCES t_cxx_new.cc LIBS ${CMAKE_DL_LIBS})
 set_target_properties(t_cxx_new PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
 ax_expect_fail(t_cxx_new.baddelete t_cxx_new ARGS baddelete
-               REGEX "axmalloc: free_sized\\(\\): invalid pointer 0x[0-9a-f]+")
+               REGEX "axmalloc: operator delete\\(\\): invalid pointer 0x[0-9a-f]+")
+# sized delete with another class's size: `delete` of a `new char[4096]`, a type's wrong size
+ax_expect_fail(t_cxx_new.delarray t_cxx_new ARGS delarray
+               REGEX "axmalloc: operator delete\\(\\): size mismatch 0x[0-9a-f]+ \\(freed as 1 bytes, the block holds 4096\\)")
+ax_expect_fail(t_cxx_new.deltype t_cxx_new ARGS deltype
+               REGEX "axmalloc: operator delete\\(\\): size mismatch 0x[0-9a-f]+ \\(freed as 72 bytes, the block holds 16\\)")
 
 # -static against libaxmalloc.a, with the flags the CMake package and axmalloc.pc add.
 ax_sys_static(t_cxx_new_static SOURCES t_cxx_new.cc DEFS AX_STATIC LIBS axmalloc_static
@@ -14,7 +19,12 @@ ax_sys_static(t_cxx_new_static SOURCES t_cxx_new.cc DEFS AX_STATIC LIBS axmalloc
 set_target_properties(t_cxx_new_static PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
 add_test(NAME t_cxx_new_static COMMAND t_cxx_new_static)
 ax_expect_fail(t_cxx_new_static.baddelete t_cxx_new_static ARGS baddelete
-               REGEX "axmalloc: free_sized\\(\\): invalid pointer 0x[0-9a-f]+")
+               REGEX "axmalloc: operator delete\\(\\): invalid pointer 0x[0-9a-f]+")
+# sized delete with another class's size: `delete` of a `new char[4096]`, a type's wrong size
+ax_expect_fail(t_cxx_new_static.delarray t_cxx_new_static ARGS delarray
+               REGEX "axmalloc: operator delete\\(\\): size mismatch 0x[0-9a-f]+ \\(freed as 1 bytes, the block holds 4096\\)")
+ax_expect_fail(t_cxx_new_static.deltype t_cxx_new_static ARGS deltype
+               REGEX "axmalloc: operator delete\\(\\): size mismatch 0x[0-9a-f]+ \\(freed as 72 bytes, the block holds 16\\)")
 
 # A program that never names std::bad_alloc: dynamically and with the -u flags, a failed
 # new is a catchable exception; -static without them, axmalloc's message says what to add.
@@ -45,4 +55,5 @@ add_test(NAME t_cxx_weakrefs
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/t_cxx_weakrefs.sh ${CMAKE_NM} ${AX_RELOC_OBJECT})
 set_tests_properties(t_cxx_replaced t_cxx_replaced_static t_cxx_new t_cxx_new_static t_cxx_nobadalloc t_cxx_nobadalloc_u
   t_cxx_nobadalloc_static t_cxx_weakrefs t_cxx_new.baddelete t_cxx_new_static.baddelete
+  t_cxx_new.delarray t_cxx_new_static.delarray t_cxx_new.deltype t_cxx_new_static.deltype
   PROPERTIES LABELS cxx)

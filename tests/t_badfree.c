@@ -24,6 +24,8 @@
 #include "internal.h"
 #include "testutil.h"
 
+void free_sized(void *p, size_t size); /* C23; glibc 2.36 does not declare it */
+
 #pragma GCC diagnostic ignored "-Wfree-nonheap-object"
 
 #define MIB ((size_t)1 << 20)
@@ -230,6 +232,10 @@ static void act_double_remote_cached(void) {
   free_remote(dbl_cached);
 }
 
+/* free_sized with more bytes than the block holds (C23: the size malloc was asked for) */
+static void *sized_addr(void) { return blk64; }
+static void act_sized_larger(void) { free_sized(blk64, 300000); }
+
 static const struct mode modes[] = {
     {"stack", "axmalloc: free(): invalid pointer", stack_addr, act_stack, NULL},
     {"middle16", "axmalloc: free(): invalid pointer", mid16_addr, act_mid16, NULL},
@@ -267,6 +273,7 @@ static const struct mode modes[] = {
     {"double_remote_cached", "axmalloc: free(): double free", dbl_cached_addr,
      act_double_remote_cached, NULL},
     {"never_returned", "axmalloc: free(): double free", free_head_addr, act_free_head, NULL},
+    {"sized_larger", "axmalloc: free_sized(): size mismatch", sized_addr, act_sized_larger, NULL},
     {"header_overflow", "axmalloc: corrupted segment metadata at", full_seg_addr,
      act_header_overflow, NULL},
     {"header_overflow_remote", "axmalloc: corrupted segment metadata at", full_seg_addr,

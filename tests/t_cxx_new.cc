@@ -5,11 +5,16 @@
 //                        (also across threads); failures throw std::bad_alloc, run the
 //                        new-handler, and give nullptr in the nothrow forms
 //   t_cxx_new baddelete  sized delete of a stack address: must die with axmalloc's
-//                        "free_sized(): invalid pointer" (the size reached ax_free_sized)
+//                        "operator delete(): invalid pointer"
+//   t_cxx_new delarray   `delete` of a `new char[4096]` (sized delete of 1 byte) and
+//   t_cxx_new deltype    a `new char` deleted as a 72-byte struct: must die with
+//                        "operator delete(): size mismatch" (mimalloc-bench's security probes
+//                        invalid_delete_array_char and delete_type_size_mismatch)
 //
 // Built twice: against libaxmalloc.so and -static against libaxmalloc.a.
 #include <axmalloc.h>
 #include <dlfcn.h>
+#include <malloc.h>
 
 #include <atomic>
 #include <cstdint>
@@ -64,8 +69,8 @@ static void plain_forms() {
     uint64_t before = live_in_class(n ? n : 1);
     void *p = ::operator new(n);
     check_block(p, n, 16);
-    if (n <= 1024) // exact per-class count of this thread's live blocks
-      CHECK(live_in_class(n ? n : 1) == before + 1);
+    // exact per-class count of this thread's live blocks (none for 0 bytes: zero.c's)
+    CHECK(n > 1024 || live_in_class(n ? n : 1) == before + (n != 0));
     ::operator delete(p);
     if (n <= 1024)
       CHECK(live_in_class(n ? n : 1) == before);
@@ -84,12 +89,14 @@ static void plain_forms() {
     p = ::operator new[](n);
     ::operator delete[](p, n);
   }
-  // Sized delete with the wrong size still frees the block (the size is only a hint).
-  for (size_t real : {32, 9000, 200000, 3000000}) {
+  // Sized delete with any size of the block's class frees it (a type's size, not the block's);
+  // another class's aborts (the delarray and deltype runs).
+  for (size_t real : {1, 17, 100, 1000, 5000, 70000, 300000, 3000000}) {
     void *p = ::operator new(real);
-    ::operator delete(p, (size_t)48);
-    void *q = ::operator new(real);
-    ::operator delete(q, (size_t)500000);
+    size_t usable = malloc_usable_size(p);
+    ::operator delete(p, usable); // (checked mode: the size asked for)
+    p = ::operator new[](real);
+    ::operator delete[](p, real);
   }
 }
 
@@ -241,6 +248,21 @@ static void threads() {
 
 int main(int argc, char **argv) {
   check_ours();
+  if (argc > 1 && std::strcmp(argv[1], "delarray") == 0) {
+    char *volatile a = new char[4096];
+    delete a; // must abort: sized delete of one char
+    std::puts("t_cxx_new: delete of new[] returned");
+    return 0;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "deltype") == 0) {
+    struct S {
+      size_t f[9];
+    };
+    void *volatile p = new char;
+    delete static_cast<S *>(p); // must abort: sized delete of 72 bytes
+    std::puts("t_cxx_new: delete as the wrong type returned");
+    return 0;
+  }
   if (argc > 1 && std::strcmp(argv[1], "baddelete") == 0) {
     char on_stack[64];
     void *volatile p = on_stack;           // hidden from -Wfree-nonheap-object: this is the point

@@ -23,7 +23,7 @@ LAYERS = [
     ("base", ["state.c", "options.c", "print.c", "os.c", "bulk.c"]),
     ("maps", ["pagemap.c"]),
     ("segments", ["thp.c", "segment.c"]),
-    ("blocks", ["list.c", "huge.c"]),
+    ("blocks", ["list.c", "huge.c", "zero.c"]),
     ("heap pool", ["pool.c"]),
     ("remote frees", ["remote.c"]),
     ("pages", ["page.c"]),

@@ -57,7 +57,14 @@ static AX_NOINLINE AX_API void *malloc_leak_slow(ax_heap_t *heap, size_t size, b
   return p;
 }
 
-/* The malloc slow path: first call of a thread, sizes above 1 KiB, empty free lists; every
+/* malloc(0), calloc(0, n) and their kin: an address nothing may touch (zero.c), or a block of 16
+ * bytes when there is none to be had. */
+static AX_NOINLINE AX_API void *malloc_zero(ax_heap_t *heap, bool zero) {
+  void *p = axi_zero_alloc();
+  return p ? p : malloc_common(heap, 1, zero);
+}
+
+/* The malloc slow path: first call of a thread, sizes 0 and above 1 KiB, empty free lists; every
  * malloc in checked mode (the direct table then holds only the empty page). Sizes up to
  * 1 MiB first look at their class's current page, which has a block most of the time, or
  * has the blocks freed since the last refill waiting on local_free. Its heap is read again, not
@@ -65,6 +72,8 @@ static AX_NOINLINE AX_API void *malloc_leak_slow(ax_heap_t *heap, size_t size, b
  * (zeroed if zero), or NULL with errno = ENOMEM. */
 static AX_NOINLINE AX_API void *malloc_slow(size_t size, bool zero) {
   ax_heap_t *heap = axi_tls_heap;
+  if (ax_unlikely(size == 0)) /* the direct table's entry 0 is always the empty page */
+    return malloc_zero(heap, zero);
   if (ax_unlikely(axi_prof_on))
     return malloc_prof_slow(heap, size, zero);
   if (ax_unlikely(axi_leaks))
@@ -155,6 +164,8 @@ static AX_NOINLINE size_t usable_irregular(const char *fn, const void *p) {
     return axi_check_usable(&x, p);
   case AX_PTR_SLOT:
     return axi_prof_slot_size(fn, x.seg, p);
+  case AX_PTR_ZERO:
+    return 0;
   case AX_PTR_HUGE:
     break;
   }
@@ -215,13 +226,15 @@ static AX_NOINLINE AX_API void *realloc_irregular(void *p, size_t n) {
     ax_heap_t *heap = axi_heap_get();
     return heap ? axi_check_realloc(heap, &x, p, n) : NULL;
   }
-  size_t old = x.kind == AX_PTR_TAGGED || x.kind == AX_PTR_LEAK ? x.page->block_size
-               : x.kind == AX_PTR_SLOT ? axi_prof_slot_size("realloc", seg, p)
-                                       : seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
   if (ax_unlikely(n > PTRDIFF_MAX)) {
     errno = ENOMEM;
     return NULL;
   }
+  if (x.kind == AX_PTR_ZERO) /* nothing to keep */
+    return realloc_move(p, 0, n);
+  size_t old = x.kind == AX_PTR_TAGGED || x.kind == AX_PTR_LEAK ? x.page->block_size
+               : x.kind == AX_PTR_SLOT ? axi_prof_slot_size("realloc", seg, p)
+                                       : seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
   /* a sampled huge block's profile names its size: it moves (prof.c; a cached mapping may
    * have room for much more than the block it was sampled as) */
   if (n <= old && n >= old / 2 && !seg->prof) {

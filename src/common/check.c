@@ -269,14 +269,23 @@ void *axi_check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero) {
   return b;
 }
 
-/* pre: seg validated; page = the descriptor p falls in. Frees p or aborts. */
-void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p) {
+/* A sized free (how) of a block of n bytes asked for: the very size (sized delete), or one
+ * that fits (free_sized). */
+static void check_size(const char *fn, const void *p, size_t n, size_t size, enum ax_sized how) {
+  if (how == AX_SIZED_EXACT ? size != n : how == AX_SIZED_FITS && size > n)
+    axi_bad_size(fn, p, size, n);
+}
+
+/* pre: seg validated; page = the descriptor p falls in; size and how a sized free's (enum
+ * ax_sized). Frees p or aborts. */
+void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p, size_t size,
+                    enum ax_sized how) {
   if (seg->kind == AX_KIND_HUGE) {
-    huge_block(fn, seg, p);
+    check_size(fn, p, huge_block(fn, seg, p), size, how);
     axi_huge_free(seg);
     return;
   }
-  small_block(fn, seg, page, p);
+  check_size(fn, p, small_block(fn, seg, page, p), size, how);
   ax_block_t *b = ax_arch_untag(p);
   AX_TRACK_FREE(b);
   make_free(page, b);
@@ -322,7 +331,7 @@ static void *check_realloc(ax_heap_t *heap, ax_segment_t *seg, ax_page_t *page, 
   if (!q)
     return NULL;
   memcpy(q, b, old < n ? old : n);
-  axi_check_free("free", seg, page, b);
+  axi_check_free("free", seg, page, b, 0, AX_SIZED_NONE);
   return axi_mte ? axi_mte_tag(q) : q;
 }
 

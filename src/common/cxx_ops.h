@@ -26,6 +26,9 @@ typedef struct axi_cxx_ops {
 __attribute__((visibility("hidden"))) extern axi_cxx_ops_t axi_cxx_ops;
 __attribute__((visibility("hidden"))) extern bool axi_cxx_replaced;
 
+/* free.c: sized operator delete; the size must be of the block's class (aborts otherwise) */
+__attribute__((visibility("hidden"))) void axi_delete_sized(void *p, size_t size);
+
 /* new_delete.cc's own definitions (hidden aliases) */
 __attribute__((visibility("hidden"))) void *axi_cxx_new(size_t);
 __attribute__((visibility("hidden"))) void *axi_cxx_new_array(size_t);

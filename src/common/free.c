@@ -7,6 +7,7 @@
  * No lock and no atomic read-modify-write on the fast path. Checked mode (check.c) leaves
  * it as it is: every page's fast_cap is 0 there, so every free fails over to check.c.
  */
+#include "cxx_ops.h"
 #include "internal.h"
 
 /* Push b on the owner's local_free (b passed the checks). */
@@ -69,13 +70,43 @@ static AX_NOINLINE void free_tagged(ax_block_t *b, ax_page_t *page) {
     axi_free_slow(b, page);
 }
 
+/* A sized free of x: does size fit the block (how: see enum ax_sized)? Aborts naming it when
+ * not. */
+static void check_size(const char *fn, const void *p, const ax_ptr_t *x, size_t size,
+                       enum ax_sized how) {
+  size_t usable = 0;
+  switch (x->kind) {
+  case AX_PTR_TAGGED:
+  case AX_PTR_LEAK:
+    if (how == AX_SIZED_EXACT ? axi_class_of(size) != x->page->cls : size > x->page->block_size)
+      axi_bad_size(fn, p, size, x->page->block_size);
+    return;
+  case AX_PTR_SLOT: /* (a sampled block: its slot may be bigger than its class) */
+    usable = axi_prof_slot_size(fn, x->seg, x->b);
+    break;
+  case AX_PTR_ZERO:
+    break;
+  case AX_PTR_HUGE: /* plain new gives a huge block only above the largest class */
+    usable = x->seg->map_size - ((uintptr_t)x->b - (uintptr_t)x->seg);
+    if (how == AX_SIZED_EXACT && size <= AX_LARGE_MAX)
+      axi_bad_size(fn, p, size, usable);
+    break;
+  case AX_PTR_CHECKED: /* check.c compares with the size asked for */
+    return;
+  }
+  if (size > usable)
+    axi_bad_size(fn, p, size, usable);
+}
+
 /* free() of a pointer that is not the start of a carved block in a small/medium/large page:
- * what it is (ptr.c) says which mode frees it. */
-static AX_NOINLINE void free_irregular(void *p, const char *fn) {
+ * what it is (ptr.c) says which mode frees it. A sized free (how) checks size first. */
+static AX_NOINLINE void free_irregular(void *p, const char *fn, size_t size, enum ax_sized how) {
   if (p == NULL)
     return;
   ax_ptr_t x;
   axi_ptr_classify(fn, p, false, &x);
+  if (how != AX_SIZED_NONE)
+    check_size(fn, p, &x, size, how);
   switch (x.kind) {
   case AX_PTR_TAGGED:
     return free_tagged(x.b, x.page);
@@ -83,9 +114,11 @@ static AX_NOINLINE void free_irregular(void *p, const char *fn) {
     axi_leak_forget(x.page, x.b);
     return free_tagged(x.b, x.page);
   case AX_PTR_CHECKED: /* (it names p in its messages) */
-    return axi_check_free(fn, x.seg, x.page, p);
+    return axi_check_free(fn, x.seg, x.page, p, size, how);
   case AX_PTR_SLOT:
     return axi_prof_slot_free(fn, x.seg, p);
+  case AX_PTR_ZERO:
+    return axi_zero_free(fn, p);
   case AX_PTR_HUGE:
     if (ax_unlikely(x.seg->prof != NULL)) /* a sampled block (prof.c) */
       axi_prof_release(x.seg);
@@ -99,13 +132,18 @@ static AX_NOINLINE void free_irregular(void *p, const char *fn) {
  * p is a carved block of it; one compare with the owner word proves the page is ours and
  * not in the full list. Every call below is a tail call, so the fast path saves no
  * register; each takes the block first, so p stays in the register it came in (page first
- * cost a move: 32 instructions, 31 this way). */
-static inline void free_block(const char *fn, void *p) {
+ * cost a move: 32 instructions, 31 this way). A sized free (how, a constant: free() has
+ * none) also proves the size fits the block. */
+static inline void free_block(const char *fn, void *p, size_t size, enum ax_sized how) {
   ax_page_t *page = axi_pagemap_get(p);
   if (ax_unlikely(page == NULL))
-    return free_irregular(p, fn);
+    return free_irregular(p, fn, size, how);
   if (ax_unlikely(!axi_is_block(page, p)))
-    return free_irregular(p, fn);
+    return free_irregular(p, fn, size, how);
+  if (how == AX_SIZED_EXACT && ax_unlikely(axi_class_of(size) != page->cls))
+    return axi_bad_size(fn, p, size, page->block_size);
+  if (how == AX_SIZED_FITS && ax_unlikely(size > page->block_size))
+    return axi_bad_size(fn, p, size, page->block_size);
   ax_block_t *b = p;
   AX_TRACK_FREE(b);
   if (ax_unlikely(ax_atomic_load_relaxed(&page->xowner) != ax_arch_thread_id()))
@@ -117,11 +155,17 @@ static inline void free_block(const char *fn, void *p) {
     return axi_free_slow(b, page);
 }
 
-void ax_free(void *p) { free_block("free", p); }
+void ax_free(void *p) { free_block("free", p, 0, AX_SIZED_NONE); }
 
-/* free_sized, sized operator delete: the page map finds the page without the size, so the
- * size buys nothing; a wrong one is harmless. */
-void ax_free_sized(void *p, size_t size) { free_block("free_sized", p); }
+/* free_sized (C23), free_aligned_sized, aligned sized delete: the size must fit the block (a
+ * block that realloc grew or an alignment placed may be of a bigger class than the size). */
+void ax_free_sized(void *p, size_t size) { free_block("free_sized", p, size, AX_SIZED_FITS); }
+
+/* Sized operator delete: the size must be of the block's class, as operator new(size) chose it
+ * (a delete through a pointer of the wrong type, or `delete` of a `new T[n]`). */
+void axi_delete_sized(void *p, size_t size) {
+  free_block("operator delete", p, size, AX_SIZED_EXACT);
+}
 
 const char axi_link_free_o; /* (internal.h: every object refers to it) */
 

@@ -8,7 +8,7 @@
  *   base       state.c options.c print.c os.c bulk.c (+ atomic.h, arch.h)
  *   maps       pagemap.c (the segment map is segment.c's)
  *   segments   thp.c segment.c
- *   blocks     list.c huge.c
+ *   blocks     list.c huge.c zero.c
  *   heap pool  pool.c
  *   remote     remote.c
  *   pages      page.c
@@ -139,6 +139,7 @@ AXI_HIDDEN bool axi_option_at(size_t i, ax_option_view_t *out); /* false past th
 
 /* os.c */
 AXI_HIDDEN void *axi_os_map(size_t size);
+AXI_HIDDEN void *axi_os_reserve(size_t size);
 AXI_HIDDEN bool axi_os_allow_tags(void *p, size_t size);
 AXI_HIDDEN void *axi_os_map_aligned(size_t size, size_t align, size_t off);
 AXI_HIDDEN void axi_os_unmap(void *p, size_t size);
@@ -174,6 +175,8 @@ AXI_HIDDEN const char *axi_strerror(int err, char *buf);
 
 AXI_HIDDEN __attribute__((noreturn)) void axi_invalid_free(const char *fn, const void *p);
 AXI_HIDDEN __attribute__((noreturn)) void axi_double_free(const char *fn, const void *p);
+AXI_HIDDEN __attribute__((noreturn)) void axi_bad_size(const char *fn, const void *p, size_t size,
+                                                       size_t block);
 AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted_transit(const void *b);
 AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted(const void *at);
 AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted_list(const ax_page_t *page,
@@ -408,6 +411,23 @@ AXI_HIDDEN void axi_huge_cache_trim(enum ax_trim mode);
 AXI_HIDDEN void axi_huge_fork_prepare(void);
 AXI_HIDDEN void axi_huge_fork_release(void);
 
+/* zero.c: zero-size allocations, each a unique address in a reservation nothing may touch */
+#define AX_ZERO_SLOT ((size_t)16)
+#define AX_ZERO_SLOTS ((size_t)1 << 18)
+#define AX_ZERO_SIZE (AX_ZERO_SLOTS * AX_ZERO_SLOT) /* 4 MiB of address space */
+AXI_HIDDEN extern ax_atomic_word axi_zero_base;
+/* p is in the reservation (a zero-size block, or a pointer into the gaps between them) */
+static inline bool axi_zero_has(const void *p) {
+  uintptr_t base = ax_atomic_load_relaxed(&axi_zero_base);
+  return base && (uintptr_t)p - base < AX_ZERO_SIZE;
+}
+/* post: a zero-size block; NULL when all are live or the OS refused the reservation. Any
+ * thread, no lock, no allocation; errno kept. */
+AXI_HIDDEN void *axi_zero_alloc(void);
+/* pre: axi_zero_has(p). Gives p back; aborts naming p when it is no block or not live. */
+AXI_HIDDEN void axi_zero_free(const char *fn, const void *p);
+AXI_HIDDEN size_t axi_zero_live(void); /* zero-size blocks live now */
+
 /* ==== heap pool: pool.c =============================================================== */
 
 AXI_HIDDEN ax_heap_t *axi_heap_start(void);
@@ -533,7 +553,8 @@ AXI_HIDDEN void *axi_mte_tag(void *b);
 AXI_HIDDEN void *axi_mte_release(const char *fn, void *p, bool keep);
 /* check.c: checked mode (contracts there) */
 AXI_HIDDEN void *axi_check_malloc(ax_heap_t *heap, size_t size, size_t align, bool zero);
-AXI_HIDDEN void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p);
+AXI_HIDDEN void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p,
+                               size_t size, enum ax_sized how);
 AXI_HIDDEN void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size_t size);
 AXI_HIDDEN size_t axi_check_usable(const ax_ptr_t *x, const void *p);
 AXI_HIDDEN void axi_check_carve(ax_page_t *page, ax_block_t *first, uint32_t n);

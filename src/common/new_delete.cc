@@ -118,10 +118,8 @@ AX_API void *new_nothrow(size_t size, size_t align) noexcept {
   }
 }
 
-// An aligned block comes from a class of at least `align` bytes.
-inline void delete_sized_aligned(void *p, size_t size, std::align_val_t al) {
-  ax_free_sized(p, size > (size_t)al ? size : (size_t)al);
-}
+// An aligned block may come from a bigger class than its size's: the size must fit it.
+inline void delete_sized_aligned(void *p, size_t size, std::align_val_t) { ax_free_sized(p, size); }
 
 // The nothrow forms of a replaced operator new: its exception becomes nullptr.
 template <typename F, typename... A> void *try_new(F f, A... a) noexcept {
@@ -200,10 +198,10 @@ AX_WEAK void operator delete[](void *p, const std::nothrow_t &) noexcept {
   REPLACED ? OPS.delete_array(p) : ax_free(p);
 }
 AX_WEAK void operator delete(void *p, size_t n) noexcept {
-  REPLACED ? OPS.delete_(p) : ax_free_sized(p, n);
+  REPLACED ? OPS.delete_(p) : axi_delete_sized(p, n);
 }
 AX_WEAK void operator delete[](void *p, size_t n) noexcept {
-  REPLACED ? OPS.delete_array(p) : ax_free_sized(p, n);
+  REPLACED ? OPS.delete_array(p) : axi_delete_sized(p, n);
 }
 AX_WEAK void operator delete(void *p, std::align_val_t al, const std::nothrow_t &) noexcept {
   REPLACED ? OPS.delete_al(p, (size_t)al) : ax_free(p);

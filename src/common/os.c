@@ -29,6 +29,16 @@ void *axi_os_map(size_t size) {
   return p == MAP_FAILED ? NULL : p;
 }
 
+/* post: size bytes of address space no access may touch (PROT_NONE: no memory, and no
+ * commit charge under overcommit), or NULL (errno kept). */
+void *axi_os_reserve(size_t size) {
+  int saved = errno;
+  void *p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  errno = saved;
+  ax_atomic_fetch_add_relaxed(&axi_stats.mmap_calls, 1);
+  return p == MAP_FAILED ? NULL : p;
+}
+
 /* Let a mapping of ours carry memory tags (PROT_MTE; segments, not huge mappings: mte.c).
  * post: false when the kernel refused. */
 bool axi_os_allow_tags(void *p, size_t size) {

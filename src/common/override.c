@@ -19,9 +19,9 @@
 #define AX_EXPORT __attribute__((visibility("default")))
 
 AX_EXPORT void free_sized(void *p, size_t size) { ax_free_sized(p, size); }
-/* An aligned block comes from a class of at least `align` bytes. */
 AX_EXPORT void free_aligned_sized(void *p, size_t align, size_t size) {
-  ax_free_sized(p, size > align ? size : align);
+  (void)align; /* (the block is where it is: its alignment tells nothing more) */
+  ax_free_sized(p, size);
 }
 
 AX_EXPORT AX_API void *valloc(size_t n) { return ax_memalign(axi_os_page, n); }

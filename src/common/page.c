@@ -57,7 +57,7 @@ static void current_update(ax_heap_t *heap, unsigned c) {
   heap->current[c] = pg;
   if (hi > AX_DIRECT_MAX)
     return;
-  size_t lo = c == 1 ? 0 : axi_class_size(c - 1) + 1;
+  size_t lo = c == 1 ? 1 : axi_class_size(c - 1) + 1; /* direct[0]: always empty (zero.c) */
   for (size_t i = lo; i <= hi; i++)
     heap->direct[i] = pg;
   if (ax_unlikely(axi_prof_on))

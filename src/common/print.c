@@ -188,6 +188,13 @@ void axi_double_free(const char *fn, const void *p) {
   axi_fatal("axmalloc: %s(): double free %p\n", fn, p);
 }
 
+/* A sized free whose size is not the block's (free.c, check.c: block is the bytes it holds,
+ * or in checked mode the size it was allocated with). */
+void axi_bad_size(const char *fn, const void *p, size_t size, size_t block) {
+  axi_fatal("axmalloc: %s(): size mismatch %p (freed as %zu bytes, the block holds %zu)\n", fn, p,
+            size, block);
+}
+
 void axi_corrupted(const void *at) {
   axi_fatal("axmalloc: corrupted segment metadata at %p\n", at);
 }

@@ -2,6 +2,7 @@
 /* Pointers the fast paths did not take: what each one is, decided in one place for free,
  * realloc and malloc_usable_size alike.
  *
+ *   a zero-size block             zero.c's (malloc(0): an address nothing may touch)
  *   tagged (memory tagging on)    its tag checked against its block's (mte.c): a tagged
  *                                 block, or checked mode's
  *   not in the segment map        a huge block aligned to a segment or more (its header
@@ -43,6 +44,10 @@ static ax_segment_t *header_off_map(const char *fn, const void *p) {
  * is, or the process aborted naming p (not ours, a double free, corrupted metadata). */
 void axi_ptr_classify(const char *fn, void *p, bool keep, ax_ptr_t *x) {
   x->tagged = ax_arch_ptr_tag(p) != 0 && axi_mte; /* (a constant false on x86-64) */
+  if (axi_zero_has(p)) {
+    *x = (ax_ptr_t){.kind = AX_PTR_ZERO, .b = p};
+    return;
+  }
   if (x->tagged) {
     x->b = axi_mte_release(fn, p, keep);
     x->seg = axi_segment_of(x->b);

@@ -420,6 +420,11 @@ typedef struct ax_segcache {
 enum ax_trim { AX_TRIM_DUE, AX_TRIM_ALL_NOWAIT, AX_TRIM_ALL };
 AXI_HIDDEN void axi_segcache_trim(ax_segcache_t *cache, enum ax_trim mode);
 
+/* What a sized free knows of its block (free.c): nothing (free), that the size fits in it
+ * (free_sized: realloc may have grown it to a bigger class; aligned ones), or that the size
+ * is the one operator new was asked for, so of the block's class (sized operator delete). */
+enum ax_sized { AX_SIZED_NONE, AX_SIZED_FITS, AX_SIZED_EXACT };
+
 /* What a pointer that the fast paths did not take is (ptr.c). */
 typedef enum ax_ptr_kind {
   AX_PTR_TAGGED,  /* a block of a page, its memory tag checked (mte.c); b is untagged */
@@ -427,6 +432,7 @@ typedef enum ax_ptr_kind {
   AX_PTR_SLOT,    /* a sampled block in a profiler slot (prof.c) */
   AX_PTR_HUGE,    /* a huge block (huge.c) */
   AX_PTR_LEAK,    /* a carved block of a page while the leak checker runs (leak.c) */
+  AX_PTR_ZERO,    /* a zero-size block (zero.c): seg and page are NULL */
 } ax_ptr_kind_t;
 typedef struct ax_ptr {
   ax_ptr_kind_t kind;
