@@ -65,12 +65,15 @@ typedef struct ax_stats {
   uint64_t class_mallocs[AX_NUM_CLASSES]; /* blocks handed out per size class */
   uint64_t class_live[AX_NUM_CLASSES];    /* live blocks per size class in the calling
                                            * thread's own pages (exact) */
-  uint64_t remote_frees;     /* blocks freed by threads other than their page's owner (by
-                              * threads with a heap: a thread's first frees are not counted) */
-  uint64_t remote_publishes; /* CASes that handed such blocks over: one per block sent
-                              * alone, one per batch of blocks to one owner (remote.c) */
-  uint64_t remote_drains;    /* exchanges that took a heap's inbox of such blocks: the
-                              * owners' only atomic for them (page.c) */
+  uint64_t remote_frees;      /* blocks freed by threads other than their page's owner (by
+                               * threads with a heap: a thread's first frees are not counted) */
+  uint64_t remote_publishes;  /* CASes that handed such blocks over: one per block sent
+                               * alone, one per batch of blocks to one owner (remote.c) */
+  uint64_t remote_drains;     /* exchanges that took a heap's inbox of such blocks: the
+                               * owners' only atomic for them (page.c) */
+  uint64_t os_mprotect_calls; /* mprotect calls made: segment memory opened as it is first
+                               * carved (the rest stays inaccessible) */
+  uint64_t zero_live;         /* zero-size blocks live (malloc(0): no memory, see axmalloc(3)) */
 } ax_stats_t;
 
 void ax_stats_get(ax_stats_t *out);

@@ -140,7 +140,8 @@ AXI_HIDDEN bool axi_option_at(size_t i, ax_option_view_t *out); /* false past th
 /* os.c */
 AXI_HIDDEN void *axi_os_map(size_t size);
 AXI_HIDDEN void *axi_os_reserve(size_t size);
-AXI_HIDDEN bool axi_os_allow_tags(void *p, size_t size);
+AXI_HIDDEN void *axi_os_reserve_aligned(size_t size, size_t align, size_t guard);
+AXI_HIDDEN bool axi_os_commit(void *p, size_t size);
 AXI_HIDDEN void *axi_os_map_aligned(size_t size, size_t align, size_t off);
 AXI_HIDDEN void axi_os_unmap(void *p, size_t size);
 AXI_HIDDEN void axi_os_purge(void *p, size_t size);
@@ -280,6 +281,12 @@ AXI_HIDDEN bool axi_thp_purge_clip(const ax_segment_t *seg, uintptr_t *lo, uintp
 
 /* segment.c */
 AXI_HIDDEN void axi_segment_validate(const ax_segment_t *seg);
+AXI_HIDDEN bool axi_segment_open_to(ax_segment_t *seg, uintptr_t end);
+/* Blocks up to end (an address in seg, a small, medium or large segment) may be carved:
+ * their memory is open (segment.c's guards). post: false when the OS refused. */
+static inline bool axi_segment_open(ax_segment_t *seg, uintptr_t end) {
+  return end - (uintptr_t)seg <= seg->open_end || axi_segment_open_to(seg, end);
+}
 /* The cheap part of axi_segment_validate, for paths that read the header often. */
 static inline void axi_segment_check_cookie(const ax_segment_t *seg) {
   if (ax_unlikely(seg->cookie != ((uintptr_t)seg ^ axi_cookie_key)))

@@ -39,12 +39,31 @@ void *axi_os_reserve(size_t size) {
   return p == MAP_FAILED ? NULL : p;
 }
 
-/* Let a mapping of ours carry memory tags (PROT_MTE; segments, not huge mappings: mte.c).
- * post: false when the kernel refused. */
-bool axi_os_allow_tags(void *p, size_t size) {
+/* pre: size, align and guard multiples of the OS page; align a power of two.
+ * post: the start of size bytes of inaccessible address space aligned to align, with guard
+ * inaccessible bytes mapped right before it (so that no other mapping lands there), or NULL.
+ * One reservation, trimmed at both ends. */
+void *axi_os_reserve_aligned(size_t size, size_t align, size_t guard) {
+  size_t span = guard + size + align;
+  char *p = axi_os_reserve(span);
+  if (!p)
+    return NULL;
+  uintptr_t start = ((uintptr_t)p + guard + align - 1) & ~(align - 1);
+  if (start - guard > (uintptr_t)p)
+    axi_os_unmap(p, start - guard - (uintptr_t)p);
+  if ((uintptr_t)p + span > start + size)
+    axi_os_unmap((void *)(start + size), (uintptr_t)p + span - (start + size));
+  return (void *)start;
+}
+
+/* pre: [p, p + size) inside a mapping of ours, p and size multiples of the OS page.
+ * post: readable and writable (and taking memory tags when tagging: mte.c), true; false when
+ * the kernel refused (no memory to commit). */
+bool axi_os_commit(void *p, size_t size) {
   int saved = errno;
-  int r = mprotect(p, size, PROT_READ | PROT_WRITE | AX_ARCH_PROT_MTE);
+  int r = mprotect(p, size, PROT_READ | PROT_WRITE | (axi_mte ? AX_ARCH_PROT_MTE : 0));
   errno = saved;
+  ax_atomic_fetch_add_relaxed(&axi_stats.mprotect_calls, 1);
   return r == 0;
 }
 

@@ -325,8 +325,9 @@ static void page_init(ax_page_t *page, unsigned c) {
  * One block at a time above 4 KiB: with 4, a vector regrown every round by doubling
  * realloc cycled through 4 untouched 512 KiB blocks (wl_strings: 10.5 MB peak RSS against
  * glibc's 5.3 MB), because a freed block waits on local_free while free still has blocks.
- * pre: page->free is empty and capacity < reserved. */
-static void page_extend(ax_heap_t *heap, ax_page_t *page) {
+ * pre: page->free is empty and capacity < reserved. post: false when the OS refused to open
+ * the memory (segment.c's guards): nothing was carved. */
+static bool page_extend(ax_heap_t *heap, ax_page_t *page) {
   uint32_t n = page->reserved - page->capacity, max = 4096 / page->block_size;
   if (page->block_size <= AX_DIRECT_MAX && max < 8)
     max = 8;
@@ -337,6 +338,8 @@ static void page_extend(ax_heap_t *heap, ax_page_t *page) {
   if (n > max)
     n = max;
   uintptr_t start = page->area + (uintptr_t)page->capacity * page->block_size;
+  if (!axi_segment_open(axi_segment_of(page), start + (uintptr_t)n * page->block_size))
+    return false;
   ax_block_t *b = (ax_block_t *)start;
   for (uint32_t i = 1; i < n; i++) {
     ax_block_t *next = (ax_block_t *)((uintptr_t)b + page->block_size);
@@ -351,6 +354,7 @@ static void page_extend(ax_heap_t *heap, ax_page_t *page) {
   page->refill += n;
   if (page->touched < page->capacity)
     page->touched = page->capacity;
+  return true;
 }
 
 /* Retire the empty pages that stayed empty for the purge delay (all of them if force),
@@ -515,7 +519,10 @@ static ax_page_t *find_page(ax_heap_t *heap, unsigned c) {
     return NULL;
   page_init(page, c);
   ax_atomic_store_relaxed(&page->xowner, owner_word(heap, page));
-  page_extend(heap, page);
+  if (!page_extend(heap, page)) {
+    axi_segment_page_retire(heap, page); /* (the caller releases and retries: heap.c) */
+    return NULL;
+  }
   queue_push_front(heap, page);
   return page;
 }

@@ -159,16 +159,51 @@ void axi_segment_hide_meta(ax_segment_t *seg, bool hide) {
   (void)n;
 }
 
+/* ---- guards --------------------------------------------------------------------------
+ * A small, medium or large segment is mapped inaccessible (PROT_NONE: address space, no
+ * memory) but for its metadata, with AX_SEGMENT_GUARD more inaccessible address space right
+ * below it. Its memory opens as blocks are first carved there, in steps of AX_OPEN_STEP, and
+ * stays open (purges and the segment cache keep it so). So a stray write past the blocks a
+ * segment ever carved, or running backwards off its first pages, faults at once instead of
+ * landing in memory that a later block gets, or in another mapping. The cost: a quarter more
+ * address space, and one mprotect per step of fresh memory (at most 16 a segment). */
+#define AX_SEGMENT_GUARD ((size_t)1 << 20)
+#define AX_OPEN_STEP ((uintptr_t)256 << 10)
+
+/* Opens seg up to end (an address in it) and a step beyond. post: false when the OS refused;
+ * the segment is as it was. */
+bool axi_segment_open_to(ax_segment_t *seg, uintptr_t end) {
+  uintptr_t step = AX_OPEN_STEP > axi_os_page ? AX_OPEN_STEP : axi_os_page;
+  uintptr_t to = (end - (uintptr_t)seg + step - 1) & ~(step - 1);
+  to = to < AX_SEGMENT_SIZE ? to : AX_SEGMENT_SIZE;
+  if (!axi_os_commit((char *)seg + seg->open_end, to - seg->open_end))
+    return false;
+  seg->open_end = (uint32_t)to;
+  return true;
+}
+
+/* The mapping of a segment of kind: huge ones (huge.c, prof.c) are readable and writable
+ * throughout; the others are guarded (above). */
+static ax_segment_t *map(enum ax_kind kind, size_t map_size, size_t align, size_t off) {
+  if (kind == AX_KIND_HUGE)
+    return axi_os_map_aligned(map_size, align, off);
+  ax_segment_t *seg = axi_os_reserve_aligned(map_size, align, AX_SEGMENT_GUARD);
+  size_t meta = (AX_SMALL_META + axi_os_page - 1) & ~(axi_os_page - 1);
+  if (seg && !axi_os_commit(seg, meta)) { /* (tags too, when tagging) */
+    axi_os_unmap((char *)seg - AX_SEGMENT_GUARD, AX_SEGMENT_GUARD + map_size);
+    return NULL;
+  }
+  if (seg)
+    seg->open_end = (uint32_t)meta;
+  return seg;
+}
+
 /* post: a mapped, registered segment of `kind`, map_size bytes at an address m with m + off
  * a multiple of align (see axi_os_map_aligned); NULL if the OS refuses. */
 ax_segment_t *axi_segment_map(enum ax_kind kind, size_t map_size, size_t align, size_t off) {
-  ax_segment_t *seg = axi_os_map_aligned(map_size, align, off);
+  ax_segment_t *seg = map(kind, map_size, align, off);
   if (!seg)
     return NULL;
-  if (axi_mte && kind != AX_KIND_HUGE && !axi_os_allow_tags(seg, map_size)) {
-    axi_os_unmap(seg, map_size);
-    return NULL;
-  }
   seg->kind = (uint8_t)kind;
   axi_segment_hide_meta(seg, true);
   seg->map_size = map_size;
@@ -231,7 +266,10 @@ void axi_segment_unmap(ax_segment_t *seg) {
   axi_stat_add(&axi_stats.os_committed, NULL, -(intptr_t)seg->map_size);
   ax_atomic_fetch_add_relaxed(&axi_stats.segments_live, (uintptr_t)-1);
   axi_thp_resized(seg, -(intptr_t)seg->map_size);
-  axi_os_unmap(seg, seg->map_size);
+  if (seg->kind == AX_KIND_HUGE)
+    axi_os_unmap(seg, seg->map_size);
+  else /* (with its guard) */
+    axi_os_unmap((char *)seg - AX_SEGMENT_GUARD, AX_SEGMENT_GUARD + seg->map_size);
 }
 
 #define AX_SEGMENT_CACHE_MAX 8

@@ -46,6 +46,8 @@ void ax_stats_get(ax_stats_t *out) {
   out->os_mmap_calls = G(mmap_calls);
   out->os_munmap_calls = G(munmap_calls);
   out->os_madvise_calls = G(madvise_calls);
+  out->os_mprotect_calls = G(mprotect_calls);
+  out->zero_live = axi_zero_live();
   out->os_mremap_calls = G(mremap_calls);
   out->segments_live = G(segments_live);
   out->segments_abandoned = G(segments_abandoned);
@@ -77,25 +79,27 @@ void ax_stats_get(ax_stats_t *out) {
 void ax_stats_print(void) {
   ax_stats_t s;
   ax_stats_get(&s);
-  axi_write("axmalloc stats (pid %d):\n"
-            "  mallocs            %llu\n"
-            "  huge allocs        %llu (cache hits %llu)\n"
-            "  in use (pages)     %llu B (peak %llu B)\n"
-            "  os reserved        %llu B (peak %llu B)\n"
-            "  os committed       %llu B (peak %llu B)\n"
-            "  os purged          %llu B\n"
-            "  syscalls           mmap %llu, munmap %llu, madvise %llu, mremap %llu\n"
-            "  segments           live %llu, abandoned %llu, reclaimed %llu\n"
-            "  thread heaps live  %llu\n",
-            (int)getpid(), (unsigned long long)s.mallocs, (unsigned long long)s.huge_allocs,
-            (unsigned long long)s.huge_cache_hits, (unsigned long long)s.in_use,
-            (unsigned long long)s.in_use_peak, (unsigned long long)s.os_reserved,
-            (unsigned long long)s.os_reserved_peak, (unsigned long long)s.os_committed,
-            (unsigned long long)s.os_committed_peak, (unsigned long long)s.os_purged,
-            (unsigned long long)s.os_mmap_calls, (unsigned long long)s.os_munmap_calls,
-            (unsigned long long)s.os_madvise_calls, (unsigned long long)s.os_mremap_calls,
-            (unsigned long long)s.segments_live, (unsigned long long)s.segments_abandoned,
-            (unsigned long long)s.segments_reclaimed, (unsigned long long)s.heaps_live);
+  axi_write(
+      "axmalloc stats (pid %d):\n"
+      "  mallocs            %llu\n"
+      "  huge allocs        %llu (cache hits %llu)\n"
+      "  in use (pages)     %llu B (peak %llu B)\n"
+      "  os reserved        %llu B (peak %llu B)\n"
+      "  os committed       %llu B (peak %llu B)\n"
+      "  os purged          %llu B\n"
+      "  syscalls           mmap %llu, munmap %llu, madvise %llu, mremap %llu, mprotect %llu\n"
+      "  segments           live %llu, abandoned %llu, reclaimed %llu\n"
+      "  thread heaps live  %llu\n",
+      (int)getpid(), (unsigned long long)s.mallocs, (unsigned long long)s.huge_allocs,
+      (unsigned long long)s.huge_cache_hits, (unsigned long long)s.in_use,
+      (unsigned long long)s.in_use_peak, (unsigned long long)s.os_reserved,
+      (unsigned long long)s.os_reserved_peak, (unsigned long long)s.os_committed,
+      (unsigned long long)s.os_committed_peak, (unsigned long long)s.os_purged,
+      (unsigned long long)s.os_mmap_calls, (unsigned long long)s.os_munmap_calls,
+      (unsigned long long)s.os_madvise_calls, (unsigned long long)s.os_mremap_calls,
+      (unsigned long long)s.os_mprotect_calls, (unsigned long long)s.segments_live,
+      (unsigned long long)s.segments_abandoned, (unsigned long long)s.segments_reclaimed,
+      (unsigned long long)s.heaps_live);
   axi_write("  remote frees       %llu (CASes %llu, inboxes taken %llu)\n",
             (unsigned long long)s.remote_frees, (unsigned long long)s.remote_publishes,
             (unsigned long long)s.remote_drains);

@@ -195,6 +195,9 @@ typedef struct ax_segment {
    * reclaims it (page.c); AX_INBOX_CLOSED while a heap owns it (they go to the heap's) */
   ax_atomic_word inbox;
   uint32_t used_pages;
+  /* small, medium and large segments: the bytes from its start that may be read and written;
+   * the rest of the mapping is inaccessible until blocks are carved there (segment.c) */
+  uint32_t open_end;
   uint64_t free_mask;             /* pages not in use */
   uint64_t dirty_mask;            /* pages not in use whose memory was written and not purged */
   uint64_t purged_mask;           /* pages not in use purged since they were last used */
@@ -390,7 +393,7 @@ typedef struct ax_options {
 typedef struct ax_global_stats {
   ax_atomic_word in_use, in_use_peak;
   ax_atomic_word os_reserved, os_reserved_peak, os_committed, os_committed_peak, os_purged;
-  ax_atomic_word mmap_calls, munmap_calls, madvise_calls, mremap_calls;
+  ax_atomic_word mmap_calls, munmap_calls, madvise_calls, mremap_calls, mprotect_calls;
   ax_atomic_word segments_live, segments_abandoned, segments_reclaimed;
   ax_atomic_word huge_cache_hits, heaps_live;
   ax_atomic_word huge_allocs;
