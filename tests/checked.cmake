@@ -55,3 +55,20 @@ if(AX_CHECKED)
     endif()
   endforeach()
 endif()
+
+# ---- heap misuse probes (tests/t_misuse.c, t_misuse_cxx.cc, t_misuse.sh) ----------------------
+# mimalloc-bench's security groups, each probe in a process of its own under glibc, axmalloc
+# and checked mode; tests/misuse_expected.txt says which each must catch. The programs do not
+# link axmalloc (the driver preloads it) and are built without optimization, so that no misuse
+# is optimized away.
+add_executable(t_misuse t_misuse.c)
+add_executable(t_misuse_cxx t_misuse_cxx.cc)
+set_target_properties(t_misuse_cxx PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+target_compile_options(t_misuse PRIVATE -O0 -fno-builtin)
+target_compile_options(t_misuse_cxx PRIVATE -O0 -fno-builtin -fsized-deallocation)
+add_dependencies(t_misuse axmalloc)
+add_test(NAME t_misuse
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/t_misuse.sh $<TARGET_FILE:t_misuse>
+          $<TARGET_FILE:t_misuse_cxx> $<TARGET_FILE:axmalloc>
+          ${CMAKE_CURRENT_SOURCE_DIR}/misuse_expected.txt "${AX_EMU_ARG}")
+set_tests_properties(t_misuse PROPERTIES LABELS "checked;misuse" TIMEOUT 900)
