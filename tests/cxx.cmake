@@ -13,6 +13,10 @@ ax_expect_fail(t_cxx_new.delarray t_cxx_new ARGS delarray
 ax_expect_fail(t_cxx_new.deltype t_cxx_new ARGS deltype
                REGEX "axmalloc: operator delete\\(\\): size mismatch 0x[0-9a-f]+ \\(freed as 72 bytes, the block holds 16\\)")
 
+# checked mode knows new[]'s blocks: delete[] of a `new char` aborts
+ax_expect_fail(t_cxx_new.arraydelete t_cxx_new ARGS arraydelete ENV AXMALLOC_CHECK=1
+               REGEX "axmalloc: operator delete\\[\\]\\(\\): mismatched deallocation of 0x[0-9a-f]+ \\(allocated by malloc or operator new\\)")
+
 # -static against libaxmalloc.a, with the flags the CMake package and axmalloc.pc add.
 ax_sys_static(t_cxx_new_static SOURCES t_cxx_new.cc DEFS AX_STATIC LIBS axmalloc_static
               OPTIONS ${AX_CXX_STATIC_LINK_FLAGS})
@@ -56,4 +60,5 @@ add_test(NAME t_cxx_weakrefs
 set_tests_properties(t_cxx_replaced t_cxx_replaced_static t_cxx_new t_cxx_new_static t_cxx_nobadalloc t_cxx_nobadalloc_u
   t_cxx_nobadalloc_static t_cxx_weakrefs t_cxx_new.baddelete t_cxx_new_static.baddelete
   t_cxx_new.delarray t_cxx_new_static.delarray t_cxx_new.deltype t_cxx_new_static.deltype
+  t_cxx_new.arraydelete
   PROPERTIES LABELS cxx)

@@ -10,6 +10,8 @@
 //   t_cxx_new deltype    a `new char` deleted as a 72-byte struct: must die with
 //                        "operator delete(): size mismatch" (mimalloc-bench's security probes
 //                        invalid_delete_array_char and delete_type_size_mismatch)
+//   t_cxx_new arraydelete   (checked mode) `delete[]` of a `new char`: must die with
+//                        "operator delete[](): mismatched deallocation"
 //
 // Built twice: against libaxmalloc.so and -static against libaxmalloc.a.
 #include <axmalloc.h>
@@ -261,6 +263,12 @@ int main(int argc, char **argv) {
     void *volatile p = new char;
     delete static_cast<S *>(p); // must abort: sized delete of 72 bytes
     std::puts("t_cxx_new: delete as the wrong type returned");
+    return 0;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "arraydelete") == 0) {
+    char *volatile a = new char;
+    delete[] a; // checked mode: must abort, new's block freed by delete[]
+    std::puts("t_cxx_new: delete[] of new returned");
     return 0;
   }
   if (argc > 1 && std::strcmp(argv[1], "baddelete") == 0) {

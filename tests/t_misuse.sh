@@ -19,7 +19,7 @@ prog=$1 prog_cxx=$2 lib=$3 expected=$4
 IFS='|' read -r -a emu <<<"${5:-}"
 limit=${AX_MISUSE_TIMEOUT:-$([ ${#emu[@]} -gt 0 ] && echo 60 || echo 10)}
 min_default=${AX_MISUSE_MIN_DEFAULT:-68}
-min_checked=${AX_MISUSE_MIN_CHECKED:-0}
+min_checked=${AX_MISUSE_MIN_CHECKED:-100}
 unset AXMALLOC_CHECK AXMALLOC_PROF AXMALLOC_LEAKS AXMALLOC_MTE LD_PRELOAD
 modes=(glibc default checked)
 sizes=(small:8 medium:4096 large:262144)

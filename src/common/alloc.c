@@ -27,9 +27,19 @@ static inline void *malloc_common(ax_heap_t *heap, size_t size, bool zero) {
     errno = ENOMEM;
     return NULL;
   }
-  if (ax_unlikely(axi_checked))
-    return axi_check_malloc(heap, size, 16, zero);
   return axi_heap_malloc(heap, size, zero);
+}
+
+/* malloc's slow path in checked mode (check.c): every malloc comes here (the direct tables
+ * hold only the empty page). */
+static AX_NOINLINE AX_API void *malloc_checked(ax_heap_t *heap, size_t size, bool zero) {
+  if (heap->rb.open)
+    axi_remote_age(heap);
+  if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_thread_start())) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return axi_check_malloc(heap, size, 16, zero);
 }
 
 /* malloc's slow path while the heap profiler samples (prof.c), first the common case of a
@@ -74,6 +84,8 @@ static AX_NOINLINE AX_API void *malloc_slow(size_t size, bool zero) {
   ax_heap_t *heap = axi_tls_heap;
   if (ax_unlikely(size == 0)) /* the direct table's entry 0 is always the empty page */
     return malloc_zero(heap, zero);
+  if (ax_unlikely(axi_checked))
+    return malloc_checked(heap, size, zero);
   if (ax_unlikely(axi_prof_on))
     return malloc_prof_slow(heap, size, zero);
   if (ax_unlikely(axi_leaks))
@@ -295,8 +307,7 @@ AX_API void *ax_reallocarray(void *p, size_t count, size_t size) {
 
 static AX_NOINLINE AX_API void *checked_aligned(size_t align, size_t n) {
   ax_heap_t *heap = axi_heap_get();
-  void *p = heap ? axi_check_malloc(heap, n, align, false) : NULL;
-  return axi_mte ? axi_mte_tag(p) : p;
+  return heap ? axi_check_malloc(heap, n, align, false) : NULL;
 }
 
 /* Blocks of a class are aligned to `align` when the class size is a multiple of it and
@@ -362,6 +373,15 @@ AX_API void *ax_memalign(size_t align, size_t n) {
   while (a < align)
     a <<= 1;
   return a <= 16 ? ax_malloc(n) : aligned_malloc(a, n);
+}
+
+/* operator new[] (new_delete.cc): checked mode remembers that delete[] must free the block. */
+static AX_NOINLINE AX_API void *checked_new_array(size_t n) {
+  ax_heap_t *heap = axi_heap_get();
+  return heap ? axi_check_new_array(heap, n) : NULL;
+}
+void *axi_new_array(size_t n) {
+  return ax_unlikely(axi_checked) ? checked_new_array(n) : ax_malloc(n);
 }
 
 /* ---- the standard names ------------------------------------------------------------- */

@@ -2,79 +2,74 @@
 /* Checked mode: AXMALLOC_CHECK=1 at run time, or always with -DAX_CHECKED=ON.
  *
  * How it costs the default mode nothing: the fast paths are not touched. In checked mode
- * the heaps' direct tables only ever hold the empty page (page.c, direct_update), so
- * every malloc and calloc falls to axi_malloc_slow, which comes here; and every page's
- * fast_cap is 0 (axi_page_set_capacity), so the block-start test of free, free_sized, realloc
- * and malloc_usable_size fails for every pointer and they take their irregular branch,
- * which comes here too. Both branches exist anyway; the default mode runs exactly the
- * instructions it ran before (tests/t_budget), and the switch is read only on slow paths.
+ * the heaps' direct tables only ever hold the empty page (page.c, direct_update), so every
+ * malloc and calloc falls to malloc's slow path, which comes here first; and every page's
+ * fast_cap is 0 (axi_page_set_capacity), so the block-start test of free, realloc and
+ * malloc_usable_size fails for every pointer and they take their irregular branch, which
+ * comes here too. Both branches exist anyway; the default mode runs exactly the instructions
+ * it ran before (tests/t_budget).
  *
- * A block of class size bs handed out for n bytes:
+ * A block of class size bs handed out for n bytes (front = 32, or the alignment asked for):
  *
- *   [0, n)        the program's bytes
- *   [n, bs - 8)   canary: CANARY_BYTE (at least 1 byte, checked over CANARY_MAX bytes)
- *   [bs - 8, bs)  trailer: n ^ tag(block), where tag mixes the page's random key and the
- *                 block's address, so a stray or stale value is unlikely to decode
+ *   [0, 8)              header: n, front and kind (malloc or new[]), xor a tag that mixes
+ *                       the page's random key and the block's address
+ *   [8, front)          front canary (its last CANARY_MAX bytes are written and checked)
+ *   [front, front + n)  the program's bytes: the pointer it gets is b + front
+ *   [front + n, bs)     back canary, at least BACK bytes (written and checked up to
+ *                       CANARY_MAX): so an overflow or underflow of up to 32 bytes lands
+ *                       in a canary of its own block, and is reported when it is freed
  *
- * A free block:
+ * A freed block goes to its thread's quarantine (a ring of recently freed blocks, bounded in
+ * count and bytes) before its page may hand it out again, so a stale pointer does not reach
+ * the next block of its size at once. On the way in its header becomes HELD and its bytes
+ * are zeroed up to ZERO_MAX (freed memory reads as zero: nothing of it leaks into the next
+ * block, and a calloc'ed block is mostly zero already); a block of a large class (over
+ * 128 KiB) keeps only its first OS page, the rest is given back and made inaccessible until
+ * it leaves (a write or read through the stale pointer faults there). On the way out (the
+ * oldest leaves when the ring is full) the zeroes are checked: a write after free is
+ * reported naming the block and the offset. Blocks on the free lists keep the zeroes, and
+ * malloc checks the first WATCH_MALLOC bytes again when it hands one out.
  *
- *   [0, 8)        the free-list link (encoded with the page's key, as in the default mode)
- *   [8, bs - 8)   FREE_BYTE (filled and checked over FILL_MAX bytes)
- *   [bs - 8, bs)  FREED ^ tag(block)
+ * free checks, in this order: the header (a double free: HELD, or the link of a free list;
+ * overwritten: an underflow), the front canary (an underflow), the back canary (an
+ * overflow), the size a sized free names (free_sized, sized delete), and that delete[] frees
+ * what new[] allocated and delete what it did not. Every message names the program's pointer.
  *
- * So malloc needs n + 9 bytes and takes the class of that (aligned requests: the first
- * class that is a multiple of the alignment, as in the default mode); malloc_usable_size
- * is n. On malloc the link is validated (it must lead to a block of the same page) and the
- * free pattern and trailer are checked: a write after free is reported with its offset.
- * Freshly carved blocks get the free pattern too (axi_check_carve), so every block on a
- * free list looks the same. On free and realloc the trailer says whether the block is
- * already free (every double free is caught while the block's page is in use, not only
- * while the block is on a list) and how long it is, and the canary is checked.
+ * Huge blocks (a mapping each) keep n and the front in their segment header (huge_size),
+ * a canary before the pointer and HUGE_CANARY bytes after it; a double free is caught while
+ * the mapping is cached (afterwards the pointer is not ours any more: "invalid pointer").
  *
- * Huge blocks (a mapping each) keep n in their segment header (huge_size) and a 16-byte
- * canary after it; a double free is caught while the mapping is cached (afterwards the
- * pointer is not ours any more: "invalid pointer"). Their memory is not pattern-filled
- * on free (it may be 256 MiB; cached mappings are handed back to the kernel anyway).
- *
- * Frees from other threads run the same checks and then go through axi_remote_free.
- * Under AX_VALGRIND the registered size is n; the canary, trailer and patterns are opened
- * to memcheck only while this file reads or writes them.
+ * Frees from other threads are checked alike, wait in the freeing thread's quarantine, and
+ * then go back one by one (axi_remote_push). Memory tagging is off in checked mode (the
+ * pointer is not the block's start). Under AX_VALGRIND the registered block is the program's
+ * n bytes; header, canaries and zeroes are opened to memcheck only while this file reads or
+ * writes them.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "internal.h"
 
-#define TRAILER ((size_t)8)
-#define EXTRA (TRAILER + 1) /* trailer and at least one canary byte */
+#define FRONT ((size_t)32)      /* header and front canary before the program's bytes */
+#define BACK ((size_t)32)       /* back canary, at least */
+#define CANARY_MAX ((size_t)64) /* canary bytes written and checked on either side */
 #define CANARY_BYTE 0xcb
-#define CANARY_MAX ((size_t)64) /* canary bytes written and checked after n */
-#define FREE_BYTE 0xdf
-#define FILL_MAX ((size_t)4096) /* free-pattern bytes written and checked per block */
-#define FREED (~(uint64_t)0)    /* trailer value of a free block (before the tag) */
+#define CANARY_WORD (0x0101010101010101u * CANARY_BYTE)
+#define ZERO_MAX ((size_t)4160)    /* bytes after the header zeroed when a block is freed */
+#define WATCH_MALLOC ((size_t)64)  /* bytes after the header checked zero when handed out */
+#define WATCH_EVICT ((size_t)1024) /* ... when it leaves the quarantine */
+#define HELD (~(uint64_t)0)        /* the header of a block in a quarantine (xor its tag) */
 #define HUGE_CANARY ((size_t)16)
+#define KIND_ARRAY 1u         /* allocated by operator new[] */
+#define QUARANTINE_SLOTS 512u /* blocks a thread holds back (a 4 KiB ring) */
+#define QUARANTINE_BYTES ((size_t)2 << 20)
 
-static uint64_t tag(const ax_page_t *page, const void *b) {
-  return page->key ^ ((uintptr_t)b * 0x9e3779b97f4a7c15u);
-}
-
-static uint64_t *trailer(const ax_page_t *page, void *b) {
-  return (uint64_t *)((char *)b + page->block_size - TRAILER);
-}
-
-/* The free pattern of a block: [8, end). */
-static size_t fill_end(const ax_page_t *page) {
-  size_t end = page->block_size - TRAILER;
-  return end > 8 + FILL_MAX ? 8 + FILL_MAX : end;
-}
+/* ---- bytes ------------------------------------------------------------------------------ */
 
 /* post: offset of the first byte in [from, to) of p that is not `byte`; `to` if none. */
 static size_t find_not(const unsigned char *p, size_t from, size_t to, unsigned char byte) {
   uint64_t word = 0x0101010101010101u * byte;
   size_t i = from;
-  for (; i < to && (i & 7); i++)
-    if (p[i] != byte)
-      return i;
   for (; i + 8 <= to; i += 8) {
     uint64_t v;
     memcpy(&v, p + i, 8);
@@ -87,8 +82,8 @@ static size_t find_not(const unsigned char *p, size_t from, size_t to, unsigned 
   return to;
 }
 
-/* Set [from, to) of p to byte. Short fills are plain stores: memset's `rep stosb` start-up
- * dominated checked free (73% of axi_check_free's samples on wl_binarytrees). */
+/* Set [from, to) of p to byte: word stores (unaligned), memset beyond 256 bytes (its start-up
+ * dominated checked free when every fill went through it). */
 __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void
 fill(unsigned char *p, size_t from, size_t to, unsigned char byte) {
   if (to - from > 256) {
@@ -97,138 +92,317 @@ fill(unsigned char *p, size_t from, size_t to, unsigned char byte) {
   }
   uint64_t word = 0x0101010101010101u * byte;
   size_t i = from;
-  for (; i < to && (i & 7); i++)
-    p[i] = byte;
   for (; i + 8 <= to; i += 8)
     memcpy(p + i, &word, 8);
   for (; i < to; i++)
     p[i] = byte;
 }
 
-/* ---- free blocks ---------------------------------------------------------------------- */
+static inline size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
-static void make_free(const ax_page_t *page, ax_block_t *b) {
-  AX_TRACK_UNDEFINED((char *)b + 8, page->block_size - 8);
-  fill((unsigned char *)b, 8, fill_end(page), FREE_BYTE);
-  *trailer(page, b) = FREED ^ tag(page, b);
-  AX_TRACK_NOACCESS((char *)b + 8, page->block_size - 8);
+/* ---- headers ----------------------------------------------------------------------------- */
+
+static uint64_t tag(const ax_page_t *page, const void *b) {
+  return page->key ^ ((uintptr_t)b * 0x9e3779b97f4a7c15u);
 }
 
-/* Blocks just carved onto page->free: make them look freed. pre: checked mode. */
-void axi_check_carve(ax_page_t *page, ax_block_t *first, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++)
-    make_free(page, (ax_block_t *)((char *)first + (size_t)i * page->block_size));
+static uint64_t header(const ax_page_t *page, const void *b, size_t n, size_t front,
+                       unsigned kind) {
+  return tag(page, b) ^ ((uint64_t)n << 12 | (uint64_t)__builtin_ctzl(front) << 4 | kind);
 }
 
-/* A block just popped from a free list must be exactly as free() left it. */
-static void check_unused(const ax_page_t *page, ax_block_t *b) {
+typedef struct live {
+  size_t n, front;
+  unsigned kind;
+} live_t;
+
+/* The header of b decoded, for a block of bs bytes; false when it is no live block's (every
+ * live block has front + n + BACK <= bs). */
+static bool decode(const ax_page_t *page, const ax_block_t *b, size_t bs, live_t *out) {
+  uint64_t v = b->next_enc ^ tag(page, b);
+  unsigned lg = (unsigned)(v >> 4) & 63;
+  if ((v & 0xc) || lg < 5 || lg > 30)
+    return false;
+  out->kind = (unsigned)v & 3;
+  out->front = (size_t)1 << lg;
+  out->n = (size_t)(v >> 12);
+  return out->front + BACK <= bs && out->n <= bs - out->front - BACK;
+}
+
+/* The header of a block in a quarantine. */
+static bool is_held(const ax_page_t *page, const ax_block_t *b) {
+  return b->next_enc == (HELD ^ tag(page, b));
+}
+
+/* ---- live blocks of pages ------------------------------------------------------------------ */
+
+/* The block p falls in, found by its front: b = p - 32, else (an aligned block) the block
+ * containing p. NULL: no carved block there. */
+static ax_block_t *block_of(const ax_page_t *page, const void *p) {
+  uintptr_t b = (uintptr_t)p - FRONT;
+  if (axi_block_index(page, (void *)b) < page->capacity)
+    return (ax_block_t *)b;
+  if ((uintptr_t)p < page->area)
+    return NULL;
+  uintptr_t i = ((uintptr_t)p - page->area) / page->block_size;
+  return i < page->capacity ? (ax_block_t *)(page->area + i * page->block_size) : NULL;
+}
+
+/* Mark b live for n bytes at b + front: header, canaries on either side. */
+static void make_live(const ax_page_t *page, ax_block_t *b, size_t n, size_t front, unsigned kind) {
+  unsigned char *c = (unsigned char *)b;
+  size_t bs = page->block_size;
+  b->next_enc = header(page, b, n, front, kind);
+  fill(c, front > 8 + CANARY_MAX ? front - CANARY_MAX : 8, front, CANARY_BYTE);
+  fill(c, front + n, min_size(bs, front + n + CANARY_MAX), CANARY_BYTE);
+}
+
+/* A block whose header decodes to nothing: freed already (HELD: in a quarantine; a link: on
+ * its page's lists), its header overwritten by an underflow, or p is no block's pointer. */
+static __attribute__((noreturn)) void bad_header(const char *fn, ax_page_t *page, ax_block_t *b,
+                                                 const void *p) {
+  const ax_block_t *remote = axi_tf_list(ax_atomic_load_acquire(&page->thread_free));
+  if (is_held(page, b) || (axi_looks_free(page, b) && (axi_list_has(page, page->free, b) ||
+                                                       axi_list_has(page, page->local_free, b) ||
+                                                       axi_list_has(page, remote, b))))
+    axi_double_free(fn, p);
+  size_t front = (uintptr_t)p - (uintptr_t)b;
+  if (front >= FRONT && !(front & (front - 1)))
+    axi_fatal("axmalloc: heap buffer underflow before block %p (its header at offset %d was "
+              "overwritten)\n",
+              p, -(int)front);
+  axi_invalid_free(fn, p);
+}
+
+/* pre: page in use, p inside it. post: the live block p names, checked (header, canaries),
+ * described in *out; aborts naming p otherwise. Memcheck sees all of it opened but the
+ * program's bytes. */
+static ax_block_t *live_block(const char *fn, ax_page_t *page, const void *p, live_t *out) {
+  ax_block_t *b = block_of(page, p);
+  if (!b)
+    axi_invalid_free(fn, p);
+  size_t bs = page->block_size;
+  AX_TRACK_DEFINED(b, sizeof *b);
+  if (!decode(page, b, bs, out) || (uintptr_t)b + out->front != (uintptr_t)p)
+    bad_header(fn, page, b, p);
   const unsigned char *c = (const unsigned char *)b;
-  size_t end = fill_end(page), at = find_not(c, 8, end, FREE_BYTE);
-  if (at == end && *trailer(page, b) == (FREED ^ tag(page, b))) {
-    return;
-  } else if (at == end) {
-    uint64_t want = FREED ^ tag(page, b);
-    const unsigned char *w = (const unsigned char *)&want;
-    size_t t = page->block_size - TRAILER;
-    at = SIZE_MAX;
-    for (size_t i = 0; i < TRAILER && at == SIZE_MAX; i++)
-      if (c[t + i] != w[i])
-        at = t + i;
-  }
-  if (at != SIZE_MAX)
-    axi_fatal("axmalloc: use after free: block %p was written after free (at offset %zu)\n",
-              (void *)b, at);
-}
-
-/* ---- live blocks ---------------------------------------------------------------------- */
-
-/* Mark b live for n bytes: canary after it, trailer at the end. */
-static void make_live(const ax_page_t *page, void *b, size_t n) {
-  size_t t = page->block_size - TRAILER, cend = n + CANARY_MAX < t ? n + CANARY_MAX : t;
-  fill((unsigned char *)b, n, cend, CANARY_BYTE);
-  *trailer(page, b) = n ^ tag(page, b);
-}
-
-/* post: the size the program asked for; aborts on a double free or an overflow, naming p
- * (the program's pointer: b with its memory tag, when tagging). */
-static size_t live_size(const char *fn, const ax_page_t *page, void *b, const void *p) {
-  AX_TRACK_DEFINED(trailer(page, b), TRAILER);
-  uint64_t n = *trailer(page, b) ^ tag(page, b);
-  size_t t = page->block_size - TRAILER;
-  if (n == FREED)
-    axi_double_free(fn, p);
-  if (n > page->block_size - EXTRA)
-    axi_fatal("axmalloc: heap buffer overflow after block %p (size unknown: its trailer at "
-              "offset %zu was overwritten)\n",
-              p, t);
-  size_t cend = n + CANARY_MAX < t ? n + CANARY_MAX : t;
-  AX_TRACK_DEFINED((char *)b + n, t - n);
-  if (find_not((const unsigned char *)b, n, cend, CANARY_BYTE) != cend)
-    axi_fatal("axmalloc: heap buffer overflow after block %p (size %zu)\n", p, (size_t)n);
-  return n;
-}
-
-/* pre: seg validated, page = the descriptor of p. post: p is a live block of page and its
- * size is returned; aborts otherwise. Memcheck sees the block's tail opened afterwards.
- * p may carry a memory tag (mte.c: its block's granules are at tag 0 meanwhile): the block
- * is read untagged, and messages name p. */
-static size_t small_block(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p) {
-  void *b = ax_arch_untag(p);
-  axi_page_validate(seg, page);
-  if (!page->in_use || page->block_size == 0 || axi_block_index(page, b) >= page->capacity)
-    axi_invalid_free(fn, p);
-  return live_size(fn, page, b, p);
-}
-
-/* Close what small_block opened to memcheck: the block's tail after its n bytes. */
-static void track_live(const ax_page_t *page, void *p, size_t n) {
-  AX_TRACK_NOACCESS((char *)p + n, page->block_size - n);
-}
-
-/* ---- huge blocks ---------------------------------------------------------------------- */
-
-static inline size_t huge_usable(const ax_segment_t *seg, const void *p) {
-  return seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
-}
-
-static void huge_live(ax_segment_t *seg, void *p, size_t n) {
-  seg->huge_size = n;
-  AX_TRACK_UNDEFINED((char *)p + n, HUGE_CANARY);
-  memset((char *)p + n, CANARY_BYTE, HUGE_CANARY);
-  AX_TRACK_RESIZE(p, huge_usable(seg, p),
-                  n); /* the canary and the rest of the mapping: no-access */
-}
-
-/* post: the size of the live huge block p; aborts on a bad pointer, double free, overflow. */
-static size_t huge_block(const char *fn, ax_segment_t *seg, void *p) {
-  ax_page_t *page = &seg->pages[0];
-  if ((uintptr_t)p != page->area)
-    axi_invalid_free(fn, p);
-  if (!page->in_use)
-    axi_double_free(fn, p);
-  size_t n = seg->huge_size;
-  AX_TRACK_DEFINED((char *)p + n, HUGE_CANARY);
-  if (find_not((const unsigned char *)p, n, n + HUGE_CANARY, CANARY_BYTE) != n + HUGE_CANARY)
+  size_t front = out->front, n = out->n;
+  AX_TRACK_DEFINED(b, front);
+  AX_TRACK_DEFINED(c + front + n, bs - front - n);
+  size_t at = find_not(c, front > 8 + CANARY_MAX ? front - CANARY_MAX : 8, front, CANARY_BYTE);
+  if (at != front)
+    axi_fatal("axmalloc: heap buffer underflow before block %p (size %zu, written at offset %d)\n",
+              p, n, (int)at - (int)front);
+  size_t cend = min_size(bs, front + n + CANARY_MAX);
+  if (find_not(c, front + n, cend, CANARY_BYTE) != cend)
     axi_fatal("axmalloc: heap buffer overflow after block %p (size %zu)\n", p, n);
-  AX_TRACK_NOACCESS((char *)p + n, HUGE_CANARY);
-  return n;
+  return b;
 }
 
-static void *huge_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero) {
-  void *p = axi_heap_huge_alloc(heap, n + HUGE_CANARY, align, zero);
-  if (p)
-    huge_live(axi_huge_segment_of(p), p, n);
+/* A write after free shows as a byte that is not zero in [8, to) of a free block b, or, when
+ * it is held, a header that is not HELD. The message names the block as the program knew it
+ * (b + front; on a free list the front is not known any more: b + 32). */
+static void watch(const ax_page_t *page, const ax_block_t *b, size_t to, bool held, size_t front) {
+  const unsigned char *c = (const unsigned char *)b;
+  size_t at = find_not(c, 8, to, 0);
+  if (at == to && (!held || is_held(page, b)))
+    return;
+  axi_fatal("axmalloc: use after free: block %p was written after free (at offset %d)\n",
+            (void *)(c + front), at == to ? -(int)front : (int)at - (int)front);
+}
+
+/* ---- the quarantine ---------------------------------------------------------------------- */
+
+/* Bytes of a large block that stay open while it is held: the OS page of its header. */
+static uintptr_t held_open_end(const ax_block_t *b) {
+  return ((uintptr_t)b + axi_os_page) & ~(axi_os_page - 1);
+}
+static bool large(const ax_page_t *page) { return page->block_size > AX_MEDIUM_MAX; }
+
+/* The block goes back to its page, as the default mode's free would put it. */
+static void release(ax_page_t *page, ax_block_t *b) {
+  uintptr_t owner = ax_atomic_load_relaxed(&page->xowner);
+  if ((owner & ~AX_OWNER_FLAGS) == ax_arch_thread_id()) {
+    axi_set_link(page, b, page->local_free);
+    page->local_free = b;
+    if (--page->used == 0 || (owner & AX_OWNER_FULL))
+      axi_free_slow(b, page);
+    return;
+  }
+  axi_remote_push(page, axi_segment_of(page), 1, b, b); /* one by one: no chain to hide in */
+}
+
+/* A ring slot: the block, and its front's log2 less 5 in the low bits (blocks are 16-byte
+ * aligned, fronts 32 B .. 64 KiB). */
+static uintptr_t slot_of(const ax_block_t *b, size_t front) {
+  return (uintptr_t)b | (uintptr_t)(__builtin_ctzl(front) - 5);
+}
+static ax_block_t *slot_block(uintptr_t s) { return (ax_block_t *)(s & ~(uintptr_t)15); }
+static size_t slot_front(uintptr_t s) { return (size_t)FRONT << (s & 15); }
+
+/* The oldest block of heap's quarantine leaves it: checked, then back to its page. */
+static void evict(ax_heap_t *heap) {
+  uintptr_t s = (uintptr_t)heap->quarantine[heap->q_head];
+  ax_block_t *b = slot_block(s);
+  heap->q_head = (heap->q_head + 1) % QUARANTINE_SLOTS;
+  heap->q_count--;
+  ax_page_t *page = axi_pagemap_get(b);
+  size_t bs = page->block_size;
+  heap->q_bytes -= bs;
+  AX_TRACK_DEFINED(b, bs);
+  if (large(page)) {
+    uintptr_t lo = held_open_end(b), hi = ((uintptr_t)b + bs) & ~(axi_os_page - 1);
+    if (hi > lo && !axi_os_protect((void *)lo, hi - lo, true))
+      axi_fatal("axmalloc: checked mode: mprotect failed on a block leaving the quarantine\n");
+    watch(page, b, lo - (uintptr_t)b, true, slot_front(s));
+  } else {
+    watch(page, b, min_size(bs, 8 + WATCH_EVICT), true, slot_front(s));
+  }
+  AX_TRACK_NOACCESS(b, bs);
+  release(page, b);
+}
+
+/* b (freed, zeroed, HELD) waits in heap's quarantine; the oldest leave for room. */
+static void hold(ax_heap_t *heap, ax_page_t *page, ax_block_t *b, size_t front) {
+  if (!heap->quarantine &&
+      !(heap->quarantine = axi_os_map(QUARANTINE_SLOTS * sizeof *heap->quarantine))) {
+    release(page, b); /* no ring to be had: freed at once */
+    return;
+  }
+  size_t bs = page->block_size;
+  while (heap->q_count &&
+         (heap->q_count == QUARANTINE_SLOTS || heap->q_bytes + bs > QUARANTINE_BYTES))
+    evict(heap);
+  heap->quarantine[(heap->q_head + heap->q_count) % QUARANTINE_SLOTS] =
+      (ax_block_t *)slot_of(b, front);
+  heap->q_count++;
+  heap->q_bytes += bs;
+}
+
+/* Every block of heap's quarantine back to its page (thread exit, trim, a refused mapping).
+ * pre: heap is the calling thread's. */
+void axi_check_flush(ax_heap_t *heap) {
+  while (heap->q_count)
+    evict(heap);
+}
+
+/* A fork child's handler, for a heap whose thread does not exist in the child: its held
+ * blocks back on their pages' local_free, without the queue bookkeeping (as its cache's,
+ * cache.c), before its segments are abandoned. */
+void axi_check_orphan(ax_heap_t *heap) {
+  for (; heap->q_count; heap->q_count--) {
+    ax_block_t *b = slot_block((uintptr_t)heap->quarantine[heap->q_head]);
+    heap->q_head = (heap->q_head + 1) % QUARANTINE_SLOTS;
+    ax_page_t *page = axi_pagemap_get(b);
+    if (large(page)) {
+      uintptr_t lo = held_open_end(b), hi = ((uintptr_t)b + page->block_size) & ~(axi_os_page - 1);
+      if (hi > lo)
+        axi_os_protect((void *)lo, hi - lo, true);
+    }
+    axi_page_return(b);
+  }
+  heap->q_bytes = 0;
+}
+
+/* b, just checked and no longer live (its front given): zeroed, HELD, into heap's quarantine
+ * (the calling thread's; NULL in its last destructors: back to its page at once). */
+static void retire(ax_heap_t *heap, ax_page_t *page, ax_block_t *b, size_t front) {
+  size_t bs = page->block_size;
+  unsigned char *c = (unsigned char *)b;
+  AX_TRACK_UNDEFINED(b, bs);
+  if (large(page)) {
+    uintptr_t lo = held_open_end(b), hi = ((uintptr_t)b + bs) & ~(axi_os_page - 1);
+    memset(c + 8, 0, lo - (uintptr_t)b - 8);
+    if (hi > lo) {
+      axi_os_purge((void *)lo, hi - lo); /* reads as zero when it comes back */
+      axi_os_protect((void *)lo, hi - lo, false);
+    }
+  } else {
+    memset(c + 8, 0, min_size(bs, 8 + ZERO_MAX) - 8);
+  }
+  b->next_enc = HELD ^ tag(page, b);
+  AX_TRACK_NOACCESS(b, bs);
+  if (!heap)
+    return release(page, b);
+  hold(heap, page, b, front);
+}
+
+/* Blocks just carved onto page->free: zeroed but for their links where the memory was used
+ * before (a free block of checked mode reads as zero, see above). pre: checked mode. */
+void axi_check_carve(ax_page_t *page, ax_block_t *first, uint32_t n) {
+  if (page->is_zero)
+    return;
+  size_t bs = page->block_size, z = min_size(bs, 8 + ZERO_MAX);
+  for (uint32_t i = 0; i < n; i++) {
+    unsigned char *c = (unsigned char *)first + (size_t)i * bs;
+    AX_TRACK_UNDEFINED(c + 8, z - 8);
+    memset(c + 8, 0, z - 8);
+    AX_TRACK_NOACCESS(c + 8, z - 8);
+  }
+}
+
+/* ---- huge blocks ------------------------------------------------------------------------ */
+/* huge_size holds n and, in its top byte, 1 + log2 of the front (0: none); the pointer is
+ * area + front. An alignment of half a segment or more gets no front: the pointer must stay
+ * in the segment whose slot names the header (huge.c). */
+
+static size_t huge_front_for(size_t align) {
+  return align <= FRONT ? FRONT : align < AX_SEGMENT_SIZE / 2 ? align : 0;
+}
+static size_t huge_front(const ax_segment_t *seg) {
+  unsigned lg = (unsigned)(seg->huge_size >> 56);
+  return lg ? (size_t)1 << (lg - 1) : 0;
+}
+static size_t huge_n(const ax_segment_t *seg) {
+  return (size_t)(seg->huge_size & (((uint64_t)1 << 56) - 1));
+}
+
+static void *huge_live(ax_segment_t *seg, size_t n, size_t front) {
+  unsigned char *q = (unsigned char *)seg->pages[0].area, *p = q + front;
+  seg->huge_size = (uint64_t)n | (uint64_t)(front ? __builtin_ctzl(front) + 1 : 0) << 56;
+  AX_TRACK_FREE(q); /* (memcheck: the program's n bytes at p are the block) */
+  AX_TRACK_UNDEFINED(q, front + n + HUGE_CANARY);
+  fill(q, front > CANARY_MAX ? front - CANARY_MAX : 0, front, CANARY_BYTE);
+  fill(p, n, n + HUGE_CANARY, CANARY_BYTE);
+  AX_TRACK_NOACCESS(q, front);
+  AX_TRACK_NOACCESS(p + n, HUGE_CANARY);
+  AX_TRACK_MALLOC(p, n, 0);
   return p;
 }
 
-/* ---- malloc, free, realloc, usable size ---------------------------------------------- */
+/* post: the size of the live huge block p; aborts on a bad pointer, double free, overflow. */
+static size_t huge_block(const char *fn, ax_segment_t *seg, const void *p) {
+  ax_page_t *page = &seg->pages[0];
+  const unsigned char *q = (const unsigned char *)page->area;
+  if ((uintptr_t)p - page->area != huge_front(seg))
+    axi_invalid_free(fn, p);
+  if (!page->in_use)
+    axi_double_free(fn, p);
+  size_t n = huge_n(seg), front = huge_front(seg);
+  AX_TRACK_DEFINED(q, front);
+  AX_TRACK_DEFINED(q + front + n, HUGE_CANARY);
+  size_t from = front > CANARY_MAX ? front - CANARY_MAX : 0;
+  if (find_not(q, from, front, CANARY_BYTE) != front)
+    axi_fatal("axmalloc: heap buffer underflow before block %p (size %zu)\n", p, n);
+  if (find_not(q, front + n, front + n + HUGE_CANARY, CANARY_BYTE) != front + n + HUGE_CANARY)
+    axi_fatal("axmalloc: heap buffer overflow after block %p (size %zu)\n", p, n);
+  AX_TRACK_NOACCESS(q, front);
+  AX_TRACK_NOACCESS(q + front + n, HUGE_CANARY);
+  return n;
+}
+
+static void huge_free(ax_segment_t *seg, void *p) {
+  AX_TRACK_FREE(p);
+  AX_TRACK_MALLOC((void *)seg->pages[0].area, 0, 0); /* (huge.c frees the area's) */
+  axi_huge_free(seg);
+}
+
+/* ---- malloc, free, realloc, usable size ------------------------------------------------ */
 
 /* The class for `need` bytes aligned to align (a power of two), or 0: take a huge block. */
 static unsigned class_for(size_t need, size_t align) {
   if (need > AX_LARGE_MAX)
     return 0;
-  if (align <= 16)
-    return axi_class_of(need); /* every class is a multiple of 16 */
   size_t want = align <= 16 ? need : (need + align - 1) & ~(align - 1);
   for (unsigned c = axi_class_of(want); want <= AX_LARGE_MAX && c < AX_CLASSES; c++) {
     size_t sz = axi_class_size(c), page_align = sz <= AX_SMALL_MAX ? AX_SMALL_META : AX_OTHER_META;
@@ -240,17 +414,30 @@ static unsigned class_for(size_t need, size_t align) {
   return 0;
 }
 
-/* pre: heap is the calling thread's (initialised); align a power of two.
- * post: a checked block of n bytes (zeroed if zero), or NULL with errno = ENOMEM. */
-void *axi_check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero) {
+/* pre: heap is the calling thread's (initialised); align a power of two; kind 0, or
+ * KIND_ARRAY (operator new[]). post: a checked block of n bytes (zeroed if zero), or NULL
+ * with errno = ENOMEM. */
+static void *check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero, unsigned kind) {
   if (n > PTRDIFF_MAX - AX_SEGMENT_SIZE) {
     errno = ENOMEM;
     return NULL;
   }
-  unsigned c = class_for(n + EXTRA, align);
-  if (c == 0)
-    return huge_malloc(heap, n, align, zero);
+  size_t front = align <= FRONT ? FRONT : align;
+  unsigned c = class_for(front + n + BACK, align);
+  if (c == 0) {
+    front = huge_front_for(align);
+    void *q = axi_heap_huge_alloc(heap, front + n + HUGE_CANARY, align, zero);
+    if (!q) {
+      axi_check_flush(heap);
+      q = axi_heap_huge_alloc(heap, front + n + HUGE_CANARY, align, zero);
+    }
+    return q ? huge_live(axi_huge_segment_of(q), n, front) : NULL;
+  }
   ax_page_t *page = axi_heap_page_with_free(heap, c);
+  if (!page && heap->q_count) { /* what the quarantine holds may make room */
+    axi_check_flush(heap);
+    page = axi_heap_page_with_free(heap, c);
+  }
   if (!page) {
     errno = ENOMEM;
     return NULL;
@@ -259,110 +446,124 @@ void *axi_check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero) {
   if (next && axi_block_index(page, next) >= page->capacity)
     axi_corrupted_list(page, b); /* reported, never followed */
   axi_page_pop(page);
-  AX_TRACK_DEFINED(b, page->block_size);
-  check_unused(page, b);
-  make_live(page, b, n);
-  AX_TRACK_NOACCESS(b, page->block_size);
-  AX_TRACK_MALLOC(b, n, zero);
+  size_t bs = page->block_size;
+  AX_TRACK_DEFINED(b, bs);
+  watch(page, b, min_size(bs, 8 + WATCH_MALLOC), false, FRONT);
+  make_live(page, b, n, front, kind);
+  AX_TRACK_NOACCESS(b, bs);
+  void *p = (char *)b + front;
+  AX_TRACK_MALLOC(p, n, zero);
   if (zero)
-    memset(b, 0, n);
-  return b;
+    memset(p, 0, n);
+  return p;
+}
+
+void *axi_check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero) {
+  return check_malloc(heap, n, align, zero, 0);
+}
+
+/* operator new[]'s block: delete[] must free it, delete must not. pre: as axi_check_malloc. */
+void *axi_check_new_array(ax_heap_t *heap, size_t n) {
+  return check_malloc(heap, n, 16, false, KIND_ARRAY);
 }
 
 /* A sized free (how) of a block of n bytes asked for: the very size (sized delete), or one
- * that fits (free_sized). */
-static void check_size(const char *fn, const void *p, size_t n, size_t size, enum ax_sized how) {
+ * that fits (free_sized); delete[] of new[]'s blocks only, delete of none of them. */
+static void check_dealloc(const char *fn, const void *p, size_t n, unsigned kind, size_t size,
+                          enum ax_sized how, enum ax_dealloc by) {
   if (how == AX_SIZED_EXACT ? size != n : how == AX_SIZED_FITS && size > n)
     axi_bad_size(fn, p, size, n);
+  if ((by == AX_DEALLOC_DELETE_ARRAY && kind != KIND_ARRAY) ||
+      (by == AX_DEALLOC_DELETE && kind == KIND_ARRAY))
+    axi_fatal("axmalloc: %s(): mismatched deallocation of %p (allocated by %s)\n", fn, p,
+              kind == KIND_ARRAY ? "operator new[]" : "malloc or operator new");
 }
 
-/* pre: seg validated; page = the descriptor p falls in; size and how a sized free's (enum
- * ax_sized). Frees p or aborts. */
-void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p, size_t size,
-                    enum ax_sized how) {
+/* pre: seg validated; page = the descriptor p falls in; size, how and by the free's (enum
+ * ax_sized, enum ax_dealloc); heap the calling thread's (NULL: none, the block is not held).
+ * Frees p or aborts. */
+void axi_check_free(ax_heap_t *heap, const char *fn, ax_segment_t *seg, ax_page_t *page, void *p,
+                    size_t size, enum ax_sized how, enum ax_dealloc by) {
   if (seg->kind == AX_KIND_HUGE) {
-    check_size(fn, p, huge_block(fn, seg, p), size, how);
-    axi_huge_free(seg);
+    check_dealloc(fn, p, huge_block(fn, seg, p), 0, size, how, AX_DEALLOC_FREE);
+    huge_free(seg, p);
     return;
   }
-  check_size(fn, p, small_block(fn, seg, page, p), size, how);
-  ax_block_t *b = ax_arch_untag(p);
-  AX_TRACK_FREE(b);
-  make_free(page, b);
-  uintptr_t owner = ax_atomic_load_relaxed(&page->xowner);
-  if ((owner & ~AX_OWNER_FLAGS) == ax_arch_thread_id()) {
-    axi_set_link(page, b, page->local_free);
-    page->local_free = b;
-    if (--page->used == 0 || (owner & AX_OWNER_FULL))
-      axi_free_slow(b, page);
-    return;
-  }
-  axi_remote_push(page, seg, 1, b, b); /* one by one: no chain to hide a block in */
+  if (!page->in_use || page->block_size == 0)
+    axi_invalid_free(fn, p);
+  live_t lv;
+  ax_block_t *b = live_block(fn, page, p, &lv);
+  check_dealloc(fn, p, lv.n, lv.kind, size, how, by);
+  AX_TRACK_FREE(p);
+  retire(heap, page, b, lv.front);
 }
 
 /* pre: seg validated; page = the descriptor p falls in; heap the caller's.
  * post: the block resized (maybe moved), or NULL with errno = ENOMEM and p untouched. */
-static void *check_realloc(ax_heap_t *heap, ax_segment_t *seg, ax_page_t *page, void *p, size_t n) {
+void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size_t n) {
+  ax_segment_t *seg = x->seg;
+  ax_page_t *page = x->page;
   bool huge = seg->kind == AX_KIND_HUGE;
-  size_t old = huge ? huge_block("realloc", seg, p) : small_block("realloc", seg, page, p);
-  void *b = ax_arch_untag(p); /* (p may carry a memory tag, see small_block) */
-  if (!huge)
-    track_live(page, b, old);
+  live_t lv = {0, FRONT, 0};
+  ax_block_t *b = NULL;
+  if (huge) {
+    lv.n = huge_block("realloc", seg, p);
+    lv.front = huge_front(seg);
+  } else {
+    if (!page->in_use || page->block_size == 0)
+      axi_invalid_free("realloc", p);
+    b = live_block("realloc", page, p, &lv);
+    AX_TRACK_NOACCESS(b, lv.front);
+    AX_TRACK_NOACCESS((char *)p + lv.n, page->block_size - lv.front - lv.n);
+  }
   if (n > PTRDIFF_MAX - AX_SEGMENT_SIZE) {
     errno = ENOMEM;
     return NULL;
   }
-  if (huge && n > AX_LARGE_MAX) {
-    void *q = axi_huge_realloc(seg, p, n + HUGE_CANARY);
-    if (q) {
-      huge_live(axi_huge_segment_of(q), q, n); /* memcheck: registered for the mapping, now n */
-      return q;
-    }
-  } else if (!huge && n + EXTRA <= page->block_size && n + EXTRA >= page->block_size / 2) {
-    AX_TRACK_RESIZE(b, old, n);
-    AX_TRACK_UNDEFINED((char *)b + n, page->block_size - n);
-    make_live(page, b, n);
-    AX_TRACK_NOACCESS((char *)b + n, page->block_size - n);
+  if (huge && lv.front + n + HUGE_CANARY > AX_LARGE_MAX) {
+    void *area = (void *)seg->pages[0].area;
+    AX_TRACK_FREE(p);
+    AX_TRACK_MALLOC(area, seg->map_size - ((uintptr_t)area - (uintptr_t)seg), 0);
+    void *q = axi_huge_realloc(seg, area, lv.front + n + HUGE_CANARY);
+    if (q)
+      return huge_live(axi_huge_segment_of(q), n, lv.front);
+    AX_TRACK_FREE(area);
+    AX_TRACK_MALLOC(p, lv.n, 0);
+    AX_TRACK_DEFINED(p, lv.n);
+  } else if (!huge && lv.front + n + BACK <= page->block_size &&
+             lv.front + n + BACK >= page->block_size / 2) {
+    AX_TRACK_RESIZE(p, lv.n, n);
+    AX_TRACK_DEFINED(b, lv.front);
+    AX_TRACK_UNDEFINED((char *)p + n, page->block_size - lv.front - n);
+    make_live(page, b, n, lv.front, lv.kind);
+    AX_TRACK_NOACCESS(b, lv.front);
+    AX_TRACK_NOACCESS((char *)p + n, page->block_size - lv.front - n);
     return p;
   }
   if (heap->rb.open) /* as malloc's slow path does first (alloc.c) */
     axi_remote_age(heap);
-  void *q = axi_check_malloc(heap, n, 16, false);
+  void *q = check_malloc(heap, n, 16, false, lv.kind);
   if (!q)
     return NULL;
-  memcpy(q, b, old < n ? old : n);
-  axi_check_free("free", seg, page, b, 0, AX_SIZED_NONE);
-  return axi_mte ? axi_mte_tag(q) : q;
-}
-
-/* realloc of x, p as the program passed it. A tagged block is read untagged: its granules go
- * to tag 0 meanwhile, back to p's if p stays valid. */
-void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size_t n) {
-  if (!x->tagged)
-    return check_realloc(heap, x->seg, x->page, p, n);
-  ax_arch_mte_set(x->b, x->page->block_size);
-  void *q = check_realloc(heap, x->seg, x->page, p, n);
-  if (q == p || q == NULL) /* p stays valid */
-    ax_arch_mte_set(p, x->page->block_size);
+  memcpy(q, p, min_size(lv.n, n));
+  if (huge) {
+    huge_free(seg, p);
+  } else {
+    AX_TRACK_FREE(p);
+    retire(heap, page, b, lv.front);
+  }
   return q;
 }
 
-/* pre: seg validated; page = the descriptor p falls in. post: the requested size of p. */
-static size_t check_usable(ax_segment_t *seg, ax_page_t *page, const void *p) {
-  if (seg->kind == AX_KIND_HUGE)
-    return huge_block("malloc_usable_size", seg, (void *)p);
-  size_t n = small_block("malloc_usable_size", seg, page, (void *)p);
-  track_live(page, ax_arch_untag(p), n);
-  return n;
-}
-
-/* malloc_usable_size of x, p as the program passed it: the size it asked for. A tagged block
- * is read untagged (as in axi_check_realloc). */
+/* malloc_usable_size of x, p as the program passed it: the size it asked for. */
 size_t axi_check_usable(const ax_ptr_t *x, const void *p) {
-  if (!x->tagged)
-    return check_usable(x->seg, x->page, p);
-  ax_arch_mte_set(x->b, x->page->block_size);
-  size_t n = check_usable(x->seg, x->page, p);
-  ax_arch_mte_set((void *)p, x->page->block_size);
-  return n;
+  if (x->seg->kind == AX_KIND_HUGE)
+    return huge_block("malloc_usable_size", x->seg, p);
+  if (!x->page->in_use || x->page->block_size == 0)
+    axi_invalid_free("malloc_usable_size", p);
+  live_t lv;
+  live_block("malloc_usable_size", x->page, p, &lv);
+  AX_TRACK_NOACCESS((const char *)p - lv.front, lv.front);
+  AX_TRACK_NOACCESS((char *)p + lv.n, x->page->block_size - lv.front - lv.n);
+  return lv.n;
 }

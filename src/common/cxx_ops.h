@@ -26,8 +26,14 @@ typedef struct axi_cxx_ops {
 __attribute__((visibility("hidden"))) extern axi_cxx_ops_t axi_cxx_ops;
 __attribute__((visibility("hidden"))) extern bool axi_cxx_replaced;
 
-/* free.c: sized operator delete; the size must be of the block's class (aborts otherwise) */
+/* free.c: operator delete and delete[]; sized, the size must be of the block's class (aborts
+ * otherwise) */
+__attribute__((visibility("hidden"))) void axi_delete(void *p);
 __attribute__((visibility("hidden"))) void axi_delete_sized(void *p, size_t size);
+__attribute__((visibility("hidden"))) void axi_delete_array(void *p);
+__attribute__((visibility("hidden"))) void axi_delete_array_sized(void *p, size_t size);
+/* alloc.c: operator new[]'s block (checked mode remembers it is an array's) */
+__attribute__((visibility("hidden"))) void *axi_new_array(size_t n);
 
 /* new_delete.cc's own definitions (hidden aliases) */
 __attribute__((visibility("hidden"))) void *axi_cxx_new(size_t);

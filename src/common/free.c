@@ -7,6 +7,8 @@
  * No lock and no atomic read-modify-write on the fast path. Checked mode (check.c) leaves
  * it as it is: every page's fast_cap is 0 there, so every free fails over to check.c.
  */
+#include <errno.h>
+
 #include "cxx_ops.h"
 #include "internal.h"
 
@@ -98,9 +100,22 @@ static void check_size(const char *fn, const void *p, const ax_ptr_t *x, size_t 
     axi_bad_size(fn, p, size, usable);
 }
 
+/* The heap whose quarantine takes a block freed in checked mode (check.c): the thread's,
+ * started if need be; NULL in its last destructors, or when no heap can be had. errno kept. */
+static ax_heap_t *checked_heap(void) {
+  if (axi_tls_heap != &axi_heap_empty || axi_thread_exited)
+    return axi_thread_exited ? NULL : axi_tls_heap;
+  int saved = errno;
+  ax_heap_t *heap = axi_heap_get();
+  errno = saved;
+  return heap;
+}
+
 /* free() of a pointer that is not the start of a carved block in a small/medium/large page:
- * what it is (ptr.c) says which mode frees it. A sized free (how) checks size first. */
-static AX_NOINLINE void free_irregular(void *p, const char *fn, size_t size, enum ax_sized how) {
+ * what it is (ptr.c) says which mode frees it. A sized free (how) checks size first; checked
+ * mode also checks which call frees it (by). */
+static AX_NOINLINE void free_irregular(void *p, const char *fn, size_t size, enum ax_sized how,
+                                       enum ax_dealloc by) {
   if (p == NULL)
     return;
   ax_ptr_t x;
@@ -114,7 +129,7 @@ static AX_NOINLINE void free_irregular(void *p, const char *fn, size_t size, enu
     axi_leak_forget(x.page, x.b);
     return free_tagged(x.b, x.page);
   case AX_PTR_CHECKED: /* (it names p in its messages) */
-    return axi_check_free(fn, x.seg, x.page, p, size, how);
+    return axi_check_free(checked_heap(), fn, x.seg, x.page, p, size, how, by);
   case AX_PTR_SLOT:
     return axi_prof_slot_free(fn, x.seg, p);
   case AX_PTR_ZERO:
@@ -133,13 +148,14 @@ static AX_NOINLINE void free_irregular(void *p, const char *fn, size_t size, enu
  * not in the full list. Every call below is a tail call, so the fast path saves no
  * register; each takes the block first, so p stays in the register it came in (page first
  * cost a move: 32 instructions, 31 this way). A sized free (how, a constant: free() has
- * none) also proves the size fits the block. */
-static inline void free_block(const char *fn, void *p, size_t size, enum ax_sized how) {
+ * none) also proves the size fits the block; by (a constant too) matters to checked mode. */
+static inline void free_block(const char *fn, void *p, size_t size, enum ax_sized how,
+                              enum ax_dealloc by) {
   ax_page_t *page = axi_pagemap_get(p);
   if (ax_unlikely(page == NULL))
-    return free_irregular(p, fn, size, how);
+    return free_irregular(p, fn, size, how, by);
   if (ax_unlikely(!axi_is_block(page, p)))
-    return free_irregular(p, fn, size, how);
+    return free_irregular(p, fn, size, how, by);
   if (how == AX_SIZED_EXACT && ax_unlikely(axi_class_of(size) != page->cls))
     return axi_bad_size(fn, p, size, page->block_size);
   if (how == AX_SIZED_FITS && ax_unlikely(size > page->block_size))
@@ -155,16 +171,26 @@ static inline void free_block(const char *fn, void *p, size_t size, enum ax_size
     return axi_free_slow(b, page);
 }
 
-void ax_free(void *p) { free_block("free", p, 0, AX_SIZED_NONE); }
+void ax_free(void *p) { free_block("free", p, 0, AX_SIZED_NONE, AX_DEALLOC_FREE); }
 
 /* free_sized (C23), free_aligned_sized, aligned sized delete: the size must fit the block (a
  * block that realloc grew or an alignment placed may be of a bigger class than the size). */
-void ax_free_sized(void *p, size_t size) { free_block("free_sized", p, size, AX_SIZED_FITS); }
+void ax_free_sized(void *p, size_t size) {
+  free_block("free_sized", p, size, AX_SIZED_FITS, AX_DEALLOC_FREE);
+}
 
-/* Sized operator delete: the size must be of the block's class, as operator new(size) chose it
- * (a delete through a pointer of the wrong type, or `delete` of a `new T[n]`). */
+/* operator delete and delete[] (new_delete.cc): sized, the size must be of the block's class,
+ * as operator new(size) chose it (a delete through a pointer of the wrong type, or `delete`
+ * of a `new T[n]`); checked mode also knows delete[] from delete. */
+void axi_delete(void *p) { free_block("operator delete", p, 0, AX_SIZED_NONE, AX_DEALLOC_DELETE); }
 void axi_delete_sized(void *p, size_t size) {
-  free_block("operator delete", p, size, AX_SIZED_EXACT);
+  free_block("operator delete", p, size, AX_SIZED_EXACT, AX_DEALLOC_DELETE);
+}
+void axi_delete_array(void *p) {
+  free_block("operator delete[]", p, 0, AX_SIZED_NONE, AX_DEALLOC_DELETE_ARRAY);
+}
+void axi_delete_array_sized(void *p, size_t size) {
+  free_block("operator delete[]", p, size, AX_SIZED_EXACT, AX_DEALLOC_DELETE_ARRAY);
 }
 
 const char axi_link_free_o; /* (internal.h: every object refers to it) */

@@ -399,7 +399,7 @@ void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size) {
   moved->pages[0].area = (uintptr_t)moved + off;
 #if AX_TRACKING
   if (moved == seg) { /* memcheck knows a checked block by its requested size */
-    AX_TRACK_RESIZE(p, axi_checked ? seg->huge_size : old - off, need - off);
+    AX_TRACK_RESIZE(p, old - off, need - off);
   } else { /* the kernel moved the pages: their contents stay valid, memcheck's view not */
     AX_TRACK_FREE(p);
     AX_TRACK_MALLOC((char *)moved + off, need - off, 0);

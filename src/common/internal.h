@@ -141,6 +141,7 @@ AXI_HIDDEN bool axi_option_at(size_t i, ax_option_view_t *out); /* false past th
 AXI_HIDDEN void *axi_os_map(size_t size);
 AXI_HIDDEN void *axi_os_reserve(size_t size);
 AXI_HIDDEN void *axi_os_reserve_aligned(size_t size, size_t align, size_t guard);
+AXI_HIDDEN bool axi_os_protect(void *p, size_t size, bool access);
 AXI_HIDDEN bool axi_os_commit(void *p, size_t size);
 AXI_HIDDEN void *axi_os_map_aligned(size_t size, size_t align, size_t off);
 AXI_HIDDEN void axi_os_unmap(void *p, size_t size);
@@ -560,8 +561,11 @@ AXI_HIDDEN void *axi_mte_tag(void *b);
 AXI_HIDDEN void *axi_mte_release(const char *fn, void *p, bool keep);
 /* check.c: checked mode (contracts there) */
 AXI_HIDDEN void *axi_check_malloc(ax_heap_t *heap, size_t size, size_t align, bool zero);
-AXI_HIDDEN void axi_check_free(const char *fn, ax_segment_t *seg, ax_page_t *page, void *p,
-                               size_t size, enum ax_sized how);
+AXI_HIDDEN void axi_check_free(ax_heap_t *heap, const char *fn, ax_segment_t *seg, ax_page_t *page,
+                               void *p, size_t size, enum ax_sized how, enum ax_dealloc by);
+AXI_HIDDEN void *axi_check_new_array(ax_heap_t *heap, size_t n);
+AXI_HIDDEN void axi_check_flush(ax_heap_t *heap);
+AXI_HIDDEN void axi_check_orphan(ax_heap_t *heap);
 AXI_HIDDEN void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size_t size);
 AXI_HIDDEN size_t axi_check_usable(const ax_ptr_t *x, const void *p);
 AXI_HIDDEN void axi_check_carve(ax_page_t *page, ax_block_t *first, uint32_t n);

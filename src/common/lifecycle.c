@@ -31,8 +31,12 @@ static void process_init(void) {
   if (axi_options.stats)
     axi_write_keep_stderr(); /* the report at exit must find stderr (print.c) */
   ax_arch_cpu_detect();
-  /* tagging: asked for, or checked mode (where the CPU has MTE) */
-  axi_mte_init(axi_option_num(AXI_OPTION_MTE) != 0 || axi_checked);
+  /* tagging: asked for, not with checked mode (whose pointers are not their blocks' starts:
+   * check.c) */
+  bool mte = axi_option_num(AXI_OPTION_MTE) != 0;
+  if (mte && axi_checked)
+    axi_write("axmalloc: memory tagging is not available with checked mode: off\n");
+  axi_mte_init(mte && !axi_checked);
   axi_bulk_init();
   axi_leak_init(); /* after checked mode and tagging, which rule it out */
   axi_prof_init(); /* after those three, which rule it out */
@@ -86,6 +90,8 @@ __attribute__((constructor)) static void process_ready(void) {
 
 static void thread_exit(void *arg) {
   ax_heap_t *heap = arg;
+  if (axi_checked)
+    axi_check_flush(heap); /* (its blocks leave their quarantine first: some go remote) */
   axi_thread_exited = true;
   axi_remote_flush(heap, true);
   axi_page_drain(heap, true); /* (from now on senders give our blocks to their pages) */
@@ -219,6 +225,8 @@ static void orphan_dead_heaps(void) {
     if (h->active == AX_HEAP_DEAD) {
       axi_remote_orphan(h);
       axi_cache_orphan(h);
+      if (axi_checked)
+        axi_check_orphan(h);
     }
   axi_segment_foreach(orphan_segment, NULL);
   for (ax_heap_t *h = axi_heap_all(); h; h = h->all_next)

@@ -72,12 +72,18 @@ std::new_handler new_handler() {
   throw std::bad_alloc();
 }
 
+// One allocation: aligned (align a power of two), an array's (operator new[]: checked mode
+// remembers it, check.c), or plain.
+inline void *alloc(size_t size, size_t align, bool array) {
+  return align ? ax_aligned_alloc(align, size) : array ? axi_new_array(size) : ax_malloc(size);
+}
+
 // The standard's loop: allocate; on failure call the new-handler and retry, or throw
 // std::bad_alloc when there is none. The handler may throw; nothrow callers catch it.
 // pre: align is 0 (plain) or a power of two.
-__attribute__((noinline)) AX_API void *new_slow(size_t size, size_t align) {
+__attribute__((noinline)) AX_API void *new_slow(size_t size, size_t align, bool array) {
   for (;;) {
-    void *p = align ? ax_aligned_alloc(align, size) : ax_malloc(size);
+    void *p = alloc(size, align, array);
     if (p)
       return p;
     std::new_handler h = new_handler();
@@ -89,7 +95,12 @@ __attribute__((noinline)) AX_API void *new_slow(size_t size, size_t align) {
 
 inline void *new_plain(size_t size) {
   void *p = ax_malloc(size);
-  return __builtin_expect(p != nullptr, 1) ? p : new_slow(size, 0);
+  return __builtin_expect(p != nullptr, 1) ? p : new_slow(size, 0, false);
+}
+
+inline void *new_array(size_t size) {
+  void *p = axi_new_array(size);
+  return __builtin_expect(p != nullptr, 1) ? p : new_slow(size, 0, true);
 }
 
 // An alignment that is not a power of two (0 included) is the caller's error: libstdc++ throws
@@ -102,17 +113,17 @@ inline void *new_aligned(size_t size, std::align_val_t al) {
   if (bad_align((size_t)al))
     throw_bad_alloc(size);
   void *p = ax_aligned_alloc((size_t)al, size);
-  return __builtin_expect(p != nullptr, 1) ? p : new_slow(size, (size_t)al);
+  return __builtin_expect(p != nullptr, 1) ? p : new_slow(size, (size_t)al, false);
 }
 
 // nothrow: a handler that throws (std::bad_alloc, say) must give nullptr, not an exception.
 // align: 0 for the plain forms, else the alignment asked for (a power of two, or nullptr).
-AX_API void *new_nothrow(size_t size, size_t align) noexcept {
-  void *p = align ? ax_aligned_alloc(align, size) : ax_malloc(size);
+AX_API void *new_nothrow(size_t size, size_t align, bool array) noexcept {
+  void *p = alloc(size, align, array);
   if (__builtin_expect(p != nullptr, 1) || !new_handler())
     return p;
   try {
-    return new_slow(size, align);
+    return new_slow(size, align, array);
   } catch (...) {
     return nullptr;
   }
@@ -150,9 +161,9 @@ extern "C" __attribute__((noinline, cold)) void ax_fatal_new(size_t size) {
 // ours from the winner.
 extern "C" {
 AX_API void *axi_cxx_new(size_t n) { return new_plain(n); }
-AX_API void *axi_cxx_new_array(size_t n) { return REPLACED ? OPS.new_(n) : new_plain(n); }
-void axi_cxx_delete(void *p) { ax_free(p); }
-void axi_cxx_delete_array(void *p) { REPLACED ? OPS.delete_(p) : ax_free(p); }
+AX_API void *axi_cxx_new_array(size_t n) { return REPLACED ? OPS.new_(n) : new_array(n); }
+void axi_cxx_delete(void *p) { axi_delete(p); }
+void axi_cxx_delete_array(void *p) { REPLACED ? OPS.delete_(p) : axi_delete_array(p); }
 AX_API void *axi_cxx_new_al(size_t n, size_t al) { return new_aligned(n, std::align_val_t{al}); }
 AX_API void *axi_cxx_new_array_al(size_t n, size_t al) {
   return REPLACED ? OPS.new_al(n, al) : new_aligned(n, std::align_val_t{al});
@@ -175,33 +186,33 @@ AX_OP(axi_cxx_delete_array_al) void operator delete[](void *, std::align_val_t) 
 // Straight to ax_* while no base form is replaced; through the program's otherwise.
 #define AX_WEAK AX_EXPORT __attribute__((weak))
 AX_WEAK AX_API void *operator new(size_t n, const std::nothrow_t &) noexcept {
-  return REPLACED ? try_new(OPS.new_, n) : new_nothrow(n, 0);
+  return REPLACED ? try_new(OPS.new_, n) : new_nothrow(n, 0, false);
 }
 AX_WEAK AX_API void *operator new[](size_t n, const std::nothrow_t &) noexcept {
-  return REPLACED ? try_new(OPS.new_array, n) : new_nothrow(n, 0);
+  return REPLACED ? try_new(OPS.new_array, n) : new_nothrow(n, 0, true);
 }
 AX_WEAK AX_API void *operator new(size_t n, std::align_val_t al, const std::nothrow_t &) noexcept {
   if (REPLACED)
     return try_new(OPS.new_al, n, (size_t)al);
-  return bad_align((size_t)al) ? nullptr : new_nothrow(n, (size_t)al);
+  return bad_align((size_t)al) ? nullptr : new_nothrow(n, (size_t)al, false);
 }
 AX_WEAK AX_API void *operator new[](size_t n, std::align_val_t al,
                                     const std::nothrow_t &) noexcept {
   if (REPLACED)
     return try_new(OPS.new_array_al, n, (size_t)al);
-  return bad_align((size_t)al) ? nullptr : new_nothrow(n, (size_t)al);
+  return bad_align((size_t)al) ? nullptr : new_nothrow(n, (size_t)al, false);
 }
 AX_WEAK void operator delete(void *p, const std::nothrow_t &) noexcept {
-  REPLACED ? OPS.delete_(p) : ax_free(p);
+  REPLACED ? OPS.delete_(p) : axi_delete(p);
 }
 AX_WEAK void operator delete[](void *p, const std::nothrow_t &) noexcept {
-  REPLACED ? OPS.delete_array(p) : ax_free(p);
+  REPLACED ? OPS.delete_array(p) : axi_delete_array(p);
 }
 AX_WEAK void operator delete(void *p, size_t n) noexcept {
   REPLACED ? OPS.delete_(p) : axi_delete_sized(p, n);
 }
 AX_WEAK void operator delete[](void *p, size_t n) noexcept {
-  REPLACED ? OPS.delete_array(p) : axi_delete_sized(p, n);
+  REPLACED ? OPS.delete_array(p) : axi_delete_array_sized(p, n);
 }
 AX_WEAK void operator delete(void *p, std::align_val_t al, const std::nothrow_t &) noexcept {
   REPLACED ? OPS.delete_al(p, (size_t)al) : ax_free(p);

@@ -57,6 +57,16 @@ void *axi_os_reserve_aligned(size_t size, size_t align, size_t guard) {
 }
 
 /* pre: [p, p + size) inside a mapping of ours, p and size multiples of the OS page.
+ * post: readable and writable (access) or not at all, true; false when the kernel refused. */
+bool axi_os_protect(void *p, size_t size, bool access) {
+  int saved = errno;
+  int r = mprotect(p, size, access ? PROT_READ | PROT_WRITE : PROT_NONE);
+  errno = saved;
+  ax_atomic_fetch_add_relaxed(&axi_stats.mprotect_calls, 1);
+  return r == 0;
+}
+
+/* pre: [p, p + size) inside a mapping of ours, p and size multiples of the OS page.
  * post: readable and writable (and taking memory tags when tagging: mte.c), true; false when
  * the kernel refused (no memory to commit). */
 bool axi_os_commit(void *p, size_t size) {

@@ -47,6 +47,8 @@ static uint64_t released(void) {
  * a top. post: 1 when memory went back to the OS, 0 otherwise. */
 int ax_trim(size_t pad) {
   uint64_t before = released();
+  if (axi_checked && axi_tls_heap != &axi_heap_empty)
+    axi_check_flush(axi_tls_heap); /* (its quarantine holds pages) */
   axi_heap_trim(axi_tls_heap);
   if (axi_prof_on)
     axi_prof_trim();           /* the profiler's freed slots */

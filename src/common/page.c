@@ -312,8 +312,6 @@ static void page_init(ax_page_t *page, unsigned c) {
   page->reserved = (uint32_t)((axi_page_end(page) - page->area) / bsize);
   axi_page_set_divisor(page, (uint32_t)bsize);
   page->key = page->okey = axi_page_key(axi_random()); /* per page, from the random seed */
-  if (axi_checked)
-    page->is_zero = 0; /* blocks carry check.c's free pattern, not zeroes */
 }
 
 /* Carve about 4 KiB worth of untouched blocks (at least one) onto the free list:

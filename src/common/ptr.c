@@ -52,7 +52,7 @@ void axi_ptr_classify(const char *fn, void *p, bool keep, ax_ptr_t *x) {
     x->b = axi_mte_release(fn, p, keep);
     x->seg = axi_segment_of(x->b);
     x->page = axi_page_of(x->seg, x->b);
-    x->kind = axi_checked ? AX_PTR_CHECKED : AX_PTR_TAGGED;
+    x->kind = AX_PTR_TAGGED; /* (no tagging in checked mode: lifecycle.c) */
     return;
   }
   x->b = p;

@@ -341,6 +341,10 @@ typedef struct ax_heap {
   ax_cache_t cache;     /* freed blocks of mid-size classes (cache.c) */
   ax_remote_batch_t rb; /* blocks freed into other threads' pages, not yet published */
   ax_prof_heap_t prof;  /* heap profiling (prof.c): untouched while it is off */
+  /* checked mode's quarantine (check.c): q_count blocks from quarantine[q_head] on, of
+   * q_bytes in all */
+  uint32_t q_head, q_count;
+  size_t q_bytes;
   /* Read and written by other threads, at any time: heaps are type-stable, and a remote free
    * may add to a heap that its owner left and a new thread is taking over (init does not
    * memset these). */
@@ -354,6 +358,8 @@ typedef struct ax_heap {
   /* The heap profiler's last walks (prof_unwind.c), mapped at the heap's first; kept when a
    * new thread takes the heap over, whose walks check them as any. */
   struct ax_prof_memo *prof_memo;
+  /* checked mode's quarantine ring, mapped at its first free; kept with the heap (empty) */
+  ax_block_t **quarantine;
 } ax_heap_t;
 
 /* Is b, of class c, in heap's cache? A read of the structure, for the double-free checks of
@@ -427,6 +433,9 @@ AXI_HIDDEN void axi_segcache_trim(ax_segcache_t *cache, enum ax_trim mode);
  * (free_sized: realloc may have grown it to a bigger class; aligned ones), or that the size
  * is the one operator new was asked for, so of the block's class (sized operator delete). */
 enum ax_sized { AX_SIZED_NONE, AX_SIZED_FITS, AX_SIZED_EXACT };
+/* Which call frees a block (free.c): checked mode wants delete[] for new[]'s blocks and
+ * delete for none of them (check.c); free() and the aligned forms take any. */
+enum ax_dealloc { AX_DEALLOC_FREE, AX_DEALLOC_DELETE, AX_DEALLOC_DELETE_ARRAY };
 
 /* What a pointer that the fast paths did not take is (ptr.c). */
 typedef enum ax_ptr_kind {
