@@ -13,10 +13,10 @@
  *
  *   [0, 8)              header: n, front and kind (malloc or new[]), xor a tag that mixes
  *                       the page's random key and the block's address
- *   [8, front)          front canary (its last CANARY_MAX bytes are written and checked)
+ *   [8, front)          front canary (its last 24 bytes, 32 after an alignment)
  *   [front, front + n)  the program's bytes: the pointer it gets is b + front
- *   [front + n, bs)     back canary, at least BACK bytes (written and checked up to
- *                       CANARY_MAX): so an overflow or underflow of up to 32 bytes lands
+ *   [front + n, bs)     back canary, at least BACK bytes (its first 32 written and
+ *                       checked): so an overflow or underflow of up to 32 bytes lands
  *                       in a canary of its own block, and is reported when it is freed
  *
  * A freed block goes to its thread's quarantine (a ring of recently freed blocks, bounded in
@@ -50,55 +50,93 @@
 
 #include "internal.h"
 
-#define FRONT ((size_t)32)      /* header and front canary before the program's bytes */
-#define BACK ((size_t)32)       /* back canary, at least */
-#define CANARY_MAX ((size_t)64) /* canary bytes written and checked on either side */
+#define FRONT ((size_t)32)        /* header and front canary before the program's bytes */
+#define BACK ((size_t)32)         /* back canary, at least */
+#define CANARY_FRONT ((size_t)24) /* canary bytes before the pointer (32 after an alignment) */
+#define CANARY_BACK ((size_t)32)  /* canary bytes after the program's n */
 #define CANARY_BYTE 0xcb
 #define CANARY_WORD (0x0101010101010101u * CANARY_BYTE)
-#define ZERO_MAX ((size_t)4160)    /* bytes after the header zeroed when a block is freed */
-#define WATCH_MALLOC ((size_t)64)  /* bytes after the header checked zero when handed out */
-#define WATCH_EVICT ((size_t)1024) /* ... when it leaves the quarantine */
-#define HELD (~(uint64_t)0)        /* the header of a block in a quarantine (xor its tag) */
+#define ZERO_ALL ((size_t)8192)   /* blocks up to this size are zeroed whole when freed, */
+#define ZERO_MAX ((size_t)256)    /* larger ones this many bytes after the header */
+#define WATCH_MALLOC ((size_t)24) /* bytes after the header checked zero when handed out */
+#define WATCH_EVICT ((size_t)256) /* ... when it leaves the quarantine */
+#define HELD (~(uint64_t)0)       /* the header of a block in a quarantine (xor its tag) */
 #define HUGE_CANARY ((size_t)16)
 #define KIND_ARRAY 1u         /* allocated by operator new[] */
-#define QUARANTINE_SLOTS 512u /* blocks a thread holds back (a 4 KiB ring) */
-#define QUARANTINE_BYTES ((size_t)2 << 20)
+#define QUARANTINE_SLOTS 128u /* blocks a thread holds back (a 1 KiB ring) */
+#define QUARANTINE_BYTES ((size_t)1 << 20)
 
 /* ---- bytes ------------------------------------------------------------------------------ */
+/* Canaries and zeroes are written and checked on every malloc and free: 8-byte loads and
+ * stores at any alignment, the checks or'ed together with one branch at the end; the byte
+ * loops only find the offset for a report. */
+
+static inline uint64_t ld(const unsigned char *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+static inline void st(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+
+/* The canaries of the block at c whose n bytes start at front: CANARY_FRONT bytes before the
+ * pointer (the header precedes them), CANARY_BACK after its n bytes (every class chosen has
+ * room for them). */
+static inline void put_canaries(unsigned char *c, size_t front, size_t n) {
+  unsigned char *p = c + front, *e = p + n;
+  st(p - 24, CANARY_WORD);
+  st(p - 16, CANARY_WORD);
+  st(p - 8, CANARY_WORD);
+  if (front > FRONT)
+    st(p - 32, CANARY_WORD);
+  st(e, CANARY_WORD);
+  st(e + 8, CANARY_WORD);
+  st(e + 16, CANARY_WORD);
+  st(e + 24, CANARY_WORD);
+}
+static inline bool canaries_ok(const unsigned char *c, size_t front, size_t n) {
+  const unsigned char *p = c + front, *e = p + n;
+  uint64_t x = (ld(p - 24) ^ CANARY_WORD) | (ld(p - 16) ^ CANARY_WORD) | (ld(p - 8) ^ CANARY_WORD) |
+               (front > FRONT ? ld(p - 32) ^ CANARY_WORD : 0);
+  x |= (ld(e) ^ CANARY_WORD) | (ld(e + 8) ^ CANARY_WORD) | (ld(e + 16) ^ CANARY_WORD) |
+       (ld(e + 24) ^ CANARY_WORD);
+  return x == 0;
+}
+
+/* [8, to) of c zeroed (to - 8 a multiple of 8): word stores, memset for long runs. */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static inline void
+zero_from_8(unsigned char *c, size_t to) {
+  if (to > 8 + 256) {
+    memset(c + 8, 0, to - 8);
+    return;
+  }
+  for (size_t i = 8; i < to; i += 8)
+    st(c + i, 0);
+}
+/* Whether [8, to) of c is zero (to - 8 a multiple of 8). */
+static inline bool zero_from_8_ok(const unsigned char *c, size_t to) {
+  uint64_t x = 0;
+  for (size_t i = 8; i < to; i += 8)
+    x |= ld(c + i);
+  return x == 0;
+}
 
 /* post: offset of the first byte in [from, to) of p that is not `byte`; `to` if none. */
 static size_t find_not(const unsigned char *p, size_t from, size_t to, unsigned char byte) {
-  uint64_t word = 0x0101010101010101u * byte;
   size_t i = from;
-  for (; i + 8 <= to; i += 8) {
-    uint64_t v;
-    memcpy(&v, p + i, 8);
-    if (v != word)
-      break;
-  }
-  for (; i < to; i++)
-    if (p[i] != byte)
-      return i;
-  return to;
+  while (i < to && p[i] == byte)
+    i++;
+  return i;
 }
 
-/* Set [from, to) of p to byte: word stores (unaligned), memset beyond 256 bytes (its start-up
- * dominated checked free when every fill went through it). */
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void
-fill(unsigned char *p, size_t from, size_t to, unsigned char byte) {
-  if (to - from > 256) {
-    memset(p + from, byte, to - from);
-    return;
-  }
-  uint64_t word = 0x0101010101010101u * byte;
-  size_t i = from;
-  for (; i + 8 <= to; i += 8)
-    memcpy(p + i, &word, 8);
-  for (; i < to; i++)
-    p[i] = byte;
+/* Set [from, to) of p to byte (huge blocks' canaries). */
+static void fill(unsigned char *p, size_t from, size_t to, unsigned char byte) {
+  memset(p + from, byte, to - from);
 }
 
 static inline size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
+/* Where the zeroes a freed block of bs bytes gets end (ZERO_ALL, ZERO_MAX). */
+static inline size_t zeroed_end(size_t bs) { return bs <= ZERO_ALL ? bs : 8 + ZERO_MAX; }
 
 /* ---- headers ----------------------------------------------------------------------------- */
 
@@ -149,12 +187,10 @@ static ax_block_t *block_of(const ax_page_t *page, const void *p) {
 }
 
 /* Mark b live for n bytes at b + front: header, canaries on either side. */
-static void make_live(const ax_page_t *page, ax_block_t *b, size_t n, size_t front, unsigned kind) {
-  unsigned char *c = (unsigned char *)b;
-  size_t bs = page->block_size;
+static inline void make_live(const ax_page_t *page, ax_block_t *b, size_t n, size_t front,
+                             unsigned kind) {
   b->next_enc = header(page, b, n, front, kind);
-  fill(c, front > 8 + CANARY_MAX ? front - CANARY_MAX : 8, front, CANARY_BYTE);
-  fill(c, front + n, min_size(bs, front + n + CANARY_MAX), CANARY_BYTE);
+  put_canaries((unsigned char *)b, front, n);
 }
 
 /* A block whose header decodes to nothing: freed already (HELD: in a quarantine; a link: on
@@ -174,6 +210,16 @@ static __attribute__((noreturn)) void bad_header(const char *fn, ax_page_t *page
   axi_invalid_free(fn, p);
 }
 
+/* A canary of the block at c (n bytes at front) was written: which one, where. */
+static __attribute__((noreturn, noinline)) void bad_canary(const unsigned char *c, size_t front,
+                                                           size_t n, const void *p) {
+  size_t from = front - (front > FRONT ? 32 : CANARY_FRONT);
+  if (find_not(c, from, front, CANARY_BYTE) != front)
+    axi_fatal("axmalloc: heap buffer underflow before block %p (size %zu, written at offset %d)\n",
+              p, n, (int)find_not(c, from, front, CANARY_BYTE) - (int)front);
+  axi_fatal("axmalloc: heap buffer overflow after block %p (size %zu)\n", p, n);
+}
+
 /* pre: page in use, p inside it. post: the live block p names, checked (header, canaries),
  * described in *out; aborts naming p otherwise. Memcheck sees all of it opened but the
  * program's bytes. */
@@ -186,29 +232,29 @@ static ax_block_t *live_block(const char *fn, ax_page_t *page, const void *p, li
   if (!decode(page, b, bs, out) || (uintptr_t)b + out->front != (uintptr_t)p)
     bad_header(fn, page, b, p);
   const unsigned char *c = (const unsigned char *)b;
-  size_t front = out->front, n = out->n;
-  AX_TRACK_DEFINED(b, front);
-  AX_TRACK_DEFINED(c + front + n, bs - front - n);
-  size_t at = find_not(c, front > 8 + CANARY_MAX ? front - CANARY_MAX : 8, front, CANARY_BYTE);
-  if (at != front)
-    axi_fatal("axmalloc: heap buffer underflow before block %p (size %zu, written at offset %d)\n",
-              p, n, (int)at - (int)front);
-  size_t cend = min_size(bs, front + n + CANARY_MAX);
-  if (find_not(c, front + n, cend, CANARY_BYTE) != cend)
-    axi_fatal("axmalloc: heap buffer overflow after block %p (size %zu)\n", p, n);
+  AX_TRACK_DEFINED(b, out->front);
+  AX_TRACK_DEFINED(c + out->front + out->n, bs - out->front - out->n);
+  if (ax_unlikely(!canaries_ok(c, out->front, out->n)))
+    bad_canary(c, out->front, out->n, p);
   return b;
+}
+
+static __attribute__((noreturn, noinline)) void written_after_free(const unsigned char *c,
+                                                                   size_t to, size_t front) {
+  size_t at = find_not(c, 8, to, 0);
+  axi_fatal("axmalloc: use after free: block %p was written after free (at offset %d)\n",
+            (void *)(c + front), at == to ? -(int)front : (int)at - (int)front);
 }
 
 /* A write after free shows as a byte that is not zero in [8, to) of a free block b, or, when
  * it is held, a header that is not HELD. The message names the block as the program knew it
  * (b + front; on a free list the front is not known any more: b + 32). */
-static void watch(const ax_page_t *page, const ax_block_t *b, size_t to, bool held, size_t front) {
+static inline void watch(const ax_page_t *page, const ax_block_t *b, size_t to, bool held,
+                         size_t front) {
   const unsigned char *c = (const unsigned char *)b;
-  size_t at = find_not(c, 8, to, 0);
-  if (at == to && (!held || is_held(page, b)))
+  if (ax_likely(zero_from_8_ok(c, to) && (!held || is_held(page, b))))
     return;
-  axi_fatal("axmalloc: use after free: block %p was written after free (at offset %d)\n",
-            (void *)(c + front), at == to ? -(int)front : (int)at - (int)front);
+  written_after_free(c, to, front);
 }
 
 /* ---- the quarantine ---------------------------------------------------------------------- */
@@ -318,7 +364,7 @@ static void retire(ax_heap_t *heap, ax_page_t *page, ax_block_t *b, size_t front
       axi_os_protect((void *)lo, hi - lo, false);
     }
   } else {
-    memset(c + 8, 0, min_size(bs, 8 + ZERO_MAX) - 8);
+    zero_from_8(c, zeroed_end(bs));
   }
   b->next_enc = HELD ^ tag(page, b);
   AX_TRACK_NOACCESS(b, bs);
@@ -332,7 +378,7 @@ static void retire(ax_heap_t *heap, ax_page_t *page, ax_block_t *b, size_t front
 void axi_check_carve(ax_page_t *page, ax_block_t *first, uint32_t n) {
   if (page->is_zero)
     return;
-  size_t bs = page->block_size, z = min_size(bs, 8 + ZERO_MAX);
+  size_t bs = page->block_size, z = zeroed_end(bs);
   for (uint32_t i = 0; i < n; i++) {
     unsigned char *c = (unsigned char *)first + (size_t)i * bs;
     AX_TRACK_UNDEFINED(c + 8, z - 8);
@@ -362,7 +408,7 @@ static void *huge_live(ax_segment_t *seg, size_t n, size_t front) {
   seg->huge_size = (uint64_t)n | (uint64_t)(front ? __builtin_ctzl(front) + 1 : 0) << 56;
   AX_TRACK_FREE(q); /* (memcheck: the program's n bytes at p are the block) */
   AX_TRACK_UNDEFINED(q, front + n + HUGE_CANARY);
-  fill(q, front > CANARY_MAX ? front - CANARY_MAX : 0, front, CANARY_BYTE);
+  fill(q, front > 32 ? front - 32 : 0, front, CANARY_BYTE);
   fill(p, n, n + HUGE_CANARY, CANARY_BYTE);
   AX_TRACK_NOACCESS(q, front);
   AX_TRACK_NOACCESS(p + n, HUGE_CANARY);
@@ -381,9 +427,10 @@ static size_t huge_block(const char *fn, ax_segment_t *seg, const void *p) {
   size_t n = huge_n(seg), front = huge_front(seg);
   AX_TRACK_DEFINED(q, front);
   AX_TRACK_DEFINED(q + front + n, HUGE_CANARY);
-  size_t from = front > CANARY_MAX ? front - CANARY_MAX : 0;
+  size_t from = front > 32 ? front - 32 : 0;
   if (find_not(q, from, front, CANARY_BYTE) != front)
-    axi_fatal("axmalloc: heap buffer underflow before block %p (size %zu)\n", p, n);
+    axi_fatal("axmalloc: heap buffer underflow before block %p (size %zu, written at offset %d)\n",
+              p, n, (int)find_not(q, from, front, CANARY_BYTE) - (int)front);
   if (find_not(q, front + n, front + n + HUGE_CANARY, CANARY_BYTE) != front + n + HUGE_CANARY)
     axi_fatal("axmalloc: heap buffer overflow after block %p (size %zu)\n", p, n);
   AX_TRACK_NOACCESS(q, front);
@@ -400,9 +447,11 @@ static void huge_free(ax_segment_t *seg, void *p) {
 /* ---- malloc, free, realloc, usable size ------------------------------------------------ */
 
 /* The class for `need` bytes aligned to align (a power of two), or 0: take a huge block. */
-static unsigned class_for(size_t need, size_t align) {
+static inline unsigned class_for(size_t need, size_t align) {
   if (need > AX_LARGE_MAX)
     return 0;
+  if (align <= 16)
+    return axi_class_of(need);
   size_t want = align <= 16 ? need : (need + align - 1) & ~(align - 1);
   for (unsigned c = axi_class_of(want); want <= AX_LARGE_MAX && c < AX_CLASSES; c++) {
     size_t sz = axi_class_size(c), page_align = sz <= AX_SMALL_MAX ? AX_SMALL_META : AX_OTHER_META;
@@ -433,7 +482,9 @@ static void *check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero, un
     }
     return q ? huge_live(axi_huge_segment_of(q), n, front) : NULL;
   }
-  ax_page_t *page = axi_heap_page_with_free(heap, c);
+  ax_page_t *page = heap->queue[c].first;
+  if (!page || !page->free)
+    page = axi_heap_page_with_free(heap, c);
   if (!page && heap->q_count) { /* what the quarantine holds may make room */
     axi_check_flush(heap);
     page = axi_heap_page_with_free(heap, c);

@@ -118,6 +118,14 @@ static AX_NOINLINE void free_irregular(void *p, const char *fn, size_t size, enu
                                        enum ax_dealloc by) {
   if (p == NULL)
     return;
+  if (ax_unlikely(axi_checked)) { /* a page's block: straight to check.c */
+    ax_page_t *page = axi_pagemap_get(p);
+    ax_segment_t *seg = axi_segment_of(page);
+    if (page && seg->kind != AX_KIND_HUGE) {
+      axi_segment_check_cookie(seg);
+      return axi_check_free(checked_heap(), fn, seg, page, p, size, how, by);
+    }
+  }
   ax_ptr_t x;
   axi_ptr_classify(fn, p, false, &x);
   if (how != AX_SIZED_NONE)
