@@ -206,14 +206,15 @@ static const struct mode modes[] = {
 /* ---- what correct programs see ------------------------------------------------------------ */
 
 /* A freed block waits in the quarantine: the next malloc of its size gets another, and the
- * stale bytes read as zero (the first OS page of a large class's block; the rest cannot be
- * read at all). A freed block comes back once enough others were freed. */
+ * stale bytes read as zero (all of a block up to 8 KiB, the start of a larger one; a large
+ * class's block cannot be read past its first OS page at all). A freed block comes back once
+ * enough others were freed. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuse-after-free"
 static void correct_programs(void) {
   static const size_t sizes[] = {8, 100, 4096, 20000, 300 * KIB};
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-    size_t n = sizes[i], seen = n < 4000 ? n : 4000;
+    size_t n = sizes[i], seen = n <= 4096 ? n : 200; /* (blocks over 8 KiB: their start) */
     unsigned char *p = malloc(n);
     memset(p, 0x5a, n);
     free(p);
