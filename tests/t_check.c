@@ -142,7 +142,7 @@ static void uaf(size_t n, int at) {
     free(malloc(n));
 }
 static void act_uaf_small(void) { uaf(64, 20); }
-static void act_uaf_medium(void) { uaf(20000, 900); }
+static void act_uaf_medium(void) { uaf(20000, 200); }
 static void act_uaf_large(void) { uaf(200 * KIB, 8); } /* (in the OS page of its header) */
 static void act_uaf_header(void) { uaf(100, -32); }
 /* the rest of a large class's block is inaccessible while it is held: the write faults */
