@@ -58,7 +58,7 @@
 #define CANARY_WORD (0x0101010101010101u * CANARY_BYTE)
 #define ZERO_ALL ((size_t)8192)   /* blocks up to this size are zeroed whole when freed, */
 #define ZERO_MAX ((size_t)256)    /* larger ones this many bytes after the header */
-#define WATCH_MALLOC ((size_t)24) /* bytes after the header checked zero when handed out */
+#define WATCH_MALLOC ((size_t)40) /* bytes after the header checked zero when handed out */
 #define WATCH_EVICT ((size_t)256) /* ... when it leaves the quarantine */
 #define HELD (~(uint64_t)0)       /* the header of a block in a quarantine (xor its tag) */
 #define HUGE_CANARY ((size_t)16)
