@@ -40,10 +40,10 @@
  * the mapping is cached (afterwards the pointer is not ours any more: "invalid pointer").
  *
  * Frees from other threads are checked alike, wait in the freeing thread's quarantine, and
- * then go back one by one (axi_remote_push). Memory tagging is off in checked mode (the
- * pointer is not the block's start). Under AX_VALGRIND the registered block is the program's
- * n bytes; header, canaries and zeroes are opened to memcheck only while this file reads or
- * writes them.
+ * then go back in batches to their owners as in the default mode (remote.c). Memory tagging is off
+ * in checked mode (the pointer is not the block's start). Under AX_VALGRIND the registered block is
+ * the program's n bytes; header, canaries and zeroes are opened to memcheck only while this file
+ * reads or writes them.
  */
 #include <errno.h>
 #include <string.h>
@@ -194,13 +194,11 @@ static inline void make_live(const ax_page_t *page, ax_block_t *b, size_t n, siz
 }
 
 /* A block whose header decodes to nothing: freed already (HELD: in a quarantine; a link: on
- * its page's lists), its header overwritten by an underflow, or p is no block's pointer. */
+ * its page's lists or in a batch of remote frees), its header overwritten by an underflow, or
+ * p is no block's pointer. */
 static __attribute__((noreturn)) void bad_header(const char *fn, ax_page_t *page, ax_block_t *b,
                                                  const void *p) {
-  const ax_block_t *remote = axi_tf_list(ax_atomic_load_acquire(&page->thread_free));
-  if (is_held(page, b) || (axi_looks_free(page, b) && (axi_list_has(page, page->free, b) ||
-                                                       axi_list_has(page, page->local_free, b) ||
-                                                       axi_list_has(page, remote, b))))
+  if (is_held(page, b) || axi_looks_free(page, b)) /* (a link: on a list, or in transit) */
     axi_double_free(fn, p);
   size_t front = (uintptr_t)p - (uintptr_t)b;
   if (front >= FRONT && !(front & (front - 1)))
@@ -275,7 +273,8 @@ static void release(ax_page_t *page, ax_block_t *b) {
       axi_free_slow(b, page);
     return;
   }
-  axi_remote_push(page, axi_segment_of(page), 1, b, b); /* one by one: no chain to hide in */
+  b->next_enc = 0; /* (as a live block's first word: the batch's double-free filter) */
+  axi_remote_free(b, page, axi_segment_of(page)); /* batched to its owner, as by default */
 }
 
 /* A ring slot: the block, and its front's log2 less 5 in the low bits (blocks are 16-byte
