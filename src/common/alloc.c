@@ -16,30 +16,26 @@
 
 /* ---- malloc ------------------------------------------------------------------------- */
 
-/* The common part of malloc's slow paths (below). */
+static void *malloc_zero(ax_heap_t *heap, bool zero); /* (below) */
+
+/* The common part of malloc's slow paths (below): the current page of size's class first (the
+ * tests for rarer cases after it cost its refills nothing: wl_oneblock's 1 KiB pairs refill
+ * every fourth). */
 static inline void *malloc_common(ax_heap_t *heap, size_t size, bool zero) {
   void *p;
   if (heap->rb.open) /* our chains of remote frees wait two refills at most (remote.c) */
     axi_remote_age(heap);
   if (ax_likely(size <= AX_LARGE_MAX) && (p = axi_page_malloc_current(heap, size, zero)))
     return p;
+  if (ax_unlikely(size == 0)) /* (the direct table's entry 0 is always the empty page) */
+    return malloc_zero(heap, zero);
   if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_thread_start())) {
     errno = ENOMEM;
     return NULL;
   }
+  if (ax_unlikely(axi_checked)) /* (every malloc: the direct tables hold only the empty page) */
+    return axi_check_malloc(heap, size, 16, zero);
   return axi_heap_malloc(heap, size, zero);
-}
-
-/* malloc's slow path in checked mode (check.c): every malloc comes here (the direct tables
- * hold only the empty page). */
-static AX_NOINLINE AX_API void *malloc_checked(ax_heap_t *heap, size_t size, bool zero) {
-  if (heap->rb.open)
-    axi_remote_age(heap);
-  if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_thread_start())) {
-    errno = ENOMEM;
-    return NULL;
-  }
-  return axi_check_malloc(heap, size, 16, zero);
 }
 
 /* malloc's slow path while the heap profiler samples (prof.c), first the common case of a
@@ -62,7 +58,7 @@ static AX_NOINLINE AX_API void *malloc_prof_slow(ax_heap_t *heap, size_t size, b
  * direct tables hold only the empty page), and each block is recorded with its stack. */
 static AX_NOINLINE AX_API void *malloc_leak_slow(ax_heap_t *heap, size_t size, bool zero) {
   void *p = malloc_common(heap, size, zero);
-  if (p)
+  if (p && !axi_zero_has(p)) /* (a zero-size block holds no memory) */
     axi_leak_new(p, size);
   return p;
 }
@@ -82,14 +78,11 @@ static AX_NOINLINE AX_API void *malloc_zero(ax_heap_t *heap, bool zero) {
  * (zeroed if zero), or NULL with errno = ENOMEM. */
 static AX_NOINLINE AX_API void *malloc_slow(size_t size, bool zero) {
   ax_heap_t *heap = axi_tls_heap;
-  if (ax_unlikely(size == 0)) /* the direct table's entry 0 is always the empty page */
-    return malloc_zero(heap, zero);
-  if (ax_unlikely(axi_checked))
-    return malloc_checked(heap, size, zero);
-  if (ax_unlikely(axi_prof_on))
-    return malloc_prof_slow(heap, size, zero);
-  if (ax_unlikely(axi_leaks))
+  if (ax_unlikely(axi_malloc_hooked)) { /* (one flag for both: one test per refill) */
+    if (axi_prof_on)
+      return size ? malloc_prof_slow(heap, size, zero) : malloc_zero(heap, zero);
     return malloc_leak_slow(heap, size, zero);
+  }
   void *p = malloc_common(heap, size, zero);
   return ax_unlikely(axi_mte) ? axi_mte_tag(p) : p; /* last: after the zeroing (mte.c) */
 }

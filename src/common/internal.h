@@ -47,6 +47,9 @@ AXI_HIDDEN extern uint8_t axi_prof_unwind_mode;
  * tagging. Set once by process init, before the first page exists; 2: all (the still
  * reachable blocks reported too). */
 AXI_HIDDEN extern uint8_t axi_leaks;
+/* The profiler or the leak checker is on: malloc's slow path goes to them. Set once by process
+ * init, with them. */
+AXI_HIDDEN extern bool axi_malloc_hooked;
 /* Every malloc and free takes the slow paths (checked mode, tagging, the leak checker): the
  * direct tables hold only the empty page and every fast_cap is 0. */
 static inline bool axi_slow_only(void) { return axi_checked || axi_mte || axi_leaks; }

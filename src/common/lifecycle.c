@@ -40,6 +40,7 @@ static void process_init(void) {
   axi_bulk_init();
   axi_leak_init(); /* after checked mode and tagging, which rule it out */
   axi_prof_init(); /* after those three, which rule it out */
+  axi_malloc_hooked = axi_prof_on || axi_leaks;
   if (axi_options.verbose)
     axi_write("axmalloc: version %d.%d, arch %s, cpu features: %s\n"
               "axmalloc: atomics %s, single-threaded twins %s%s\n"
