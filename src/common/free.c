@@ -88,10 +88,8 @@ static void check_size(const char *fn, const void *p, const ax_ptr_t *x, size_t 
     break;
   case AX_PTR_ZERO:
     break;
-  case AX_PTR_HUGE: /* plain new gives a huge block only above the largest class */
+  case AX_PTR_HUGE: /* (the profiler samples blocks above 64 KiB into huge ones: no class) */
     usable = x->seg->map_size - ((uintptr_t)x->b - (uintptr_t)x->seg);
-    if (how == AX_SIZED_EXACT && size <= AX_LARGE_MAX)
-      axi_bad_size(fn, p, size, usable);
     break;
   case AX_PTR_CHECKED: /* check.c compares with the size asked for */
     return;
