@@ -46,8 +46,9 @@ static ax_page_t *page_block(void *b) {
  * they are in the segment (all of it carries tags): the last block of a page touches the first
  * block of the next when the class size divides the page, and looking inside the page only,
  * one such pair in 14 shared a tag (a one-byte overflow went unseen there: t_mte
- * neighbours). A block at a segment's edge has metadata or another mapping beyond it, whose
- * granules are tag 0, which is excluded anyway. pre: axi_mte. */
+ * neighbours). A block at a segment's edge, or at the end of its open memory (segment.c's
+ * guards), has metadata, nothing readable or another mapping beyond it, whose granules are
+ * tag 0 or never get one, and 0 is excluded anyway. pre: axi_mte. */
 void *axi_mte_tag(void *b) {
   ax_page_t *page = page_block(b);
   if (!page)
@@ -57,7 +58,7 @@ void *axi_mte_tag(void *b) {
   uint64_t exclude = 1;
   if ((uintptr_t)b > seg) /* the granule before: the block before's last, or metadata */
     exclude |= (uint64_t)1 << ax_arch_mte_get((char *)b - 16);
-  if ((uintptr_t)b + size < seg + AX_SEGMENT_SIZE) /* the granule after */
+  if ((uintptr_t)b + size < seg + axi_segment_of(b)->open_end) /* the granule after, if open */
     exclude |= (uint64_t)1 << ax_arch_mte_get((char *)b + size);
   void *t = ax_arch_mte_random(b, exclude);
   ax_arch_mte_set(t, size);
