@@ -273,7 +273,9 @@ static void release(ax_page_t *page, ax_block_t *b) {
       axi_free_slow(b, page);
     return;
   }
+  AX_TRACK_UNDEFINED(b, sizeof *b);
   b->next_enc = 0; /* (as a live block's first word: the batch's double-free filter) */
+  AX_TRACK_NOACCESS(b, sizeof *b);
   axi_remote_free(b, page, axi_segment_of(page)); /* batched to its owner, as by default */
 }
 
@@ -329,6 +331,17 @@ static void hold(ax_heap_t *heap, ax_page_t *page, ax_block_t *b, size_t front) 
 void axi_check_flush(ax_heap_t *heap) {
   while (heap->q_count)
     evict(heap);
+}
+
+/* The blocks heap's quarantine holds of its own pages leave class_live (ax_stats_get): the
+ * program freed them. pre: heap is the calling thread's. */
+void axi_check_uncount(const ax_heap_t *heap, uint64_t *class_live) {
+  for (uint32_t k = 0; k < heap->q_count; k++) {
+    ax_block_t *b = slot_block((uintptr_t)heap->quarantine[(heap->q_head + k) % QUARANTINE_SLOTS]);
+    ax_page_t *page = axi_pagemap_get(b);
+    if ((ax_atomic_load_relaxed(&page->xowner) & ~AX_OWNER_FLAGS) == heap->tid)
+      class_live[page->cls]--;
+  }
 }
 
 /* A fork child's handler, for a heap whose thread does not exist in the child: its held
@@ -402,7 +415,9 @@ static size_t huge_n(const ax_segment_t *seg) {
   return (size_t)(seg->huge_size & (((uint64_t)1 << 56) - 1));
 }
 
-static void *huge_live(ax_segment_t *seg, size_t n, size_t front) {
+/* pre: the block's first `defined` bytes are the program's (zeroed by calloc, kept by realloc):
+ * memcheck is told so. */
+static void *huge_live(ax_segment_t *seg, size_t n, size_t front, size_t defined) {
   unsigned char *q = (unsigned char *)seg->pages[0].area, *p = q + front;
   seg->huge_size = (uint64_t)n | (uint64_t)(front ? __builtin_ctzl(front) + 1 : 0) << 56;
   AX_TRACK_FREE(q); /* (memcheck: the program's n bytes at p are the block) */
@@ -412,6 +427,8 @@ static void *huge_live(ax_segment_t *seg, size_t n, size_t front) {
   AX_TRACK_NOACCESS(q, front);
   AX_TRACK_NOACCESS(p + n, HUGE_CANARY);
   AX_TRACK_MALLOC(p, n, 0);
+  AX_TRACK_DEFINED(p, defined < n ? defined : n);
+  (void)defined;
   return p;
 }
 
@@ -479,7 +496,7 @@ static void *check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero, un
       axi_check_flush(heap);
       q = axi_heap_huge_alloc(heap, front + n + HUGE_CANARY, align, zero);
     }
-    return q ? huge_live(axi_huge_segment_of(q), n, front) : NULL;
+    return q ? huge_live(axi_huge_segment_of(q), n, front, zero ? n : 0) : NULL;
   }
   ax_page_t *page = heap->queue[c].first;
   if (!page || !page->free)
@@ -539,6 +556,7 @@ void axi_check_free(ax_heap_t *heap, const char *fn, ax_segment_t *seg, ax_page_
     huge_free(seg, p);
     return;
   }
+  axi_page_validate(seg, page);
   if (!page->in_use || page->block_size == 0)
     axi_invalid_free(fn, p);
   live_t lv;
@@ -560,6 +578,7 @@ void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size_t n) {
     lv.n = huge_block("realloc", seg, p);
     lv.front = huge_front(seg);
   } else {
+    axi_page_validate(seg, page);
     if (!page->in_use || page->block_size == 0)
       axi_invalid_free("realloc", p);
     b = live_block("realloc", page, p, &lv);
@@ -576,7 +595,7 @@ void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size_t n) {
     AX_TRACK_MALLOC(area, seg->map_size - ((uintptr_t)area - (uintptr_t)seg), 0);
     void *q = axi_huge_realloc(seg, area, lv.front + n + HUGE_CANARY);
     if (q)
-      return huge_live(axi_huge_segment_of(q), n, lv.front);
+      return huge_live(axi_huge_segment_of(q), n, lv.front, lv.n);
     AX_TRACK_FREE(area);
     AX_TRACK_MALLOC(p, lv.n, 0);
     AX_TRACK_DEFINED(p, lv.n);
@@ -609,6 +628,7 @@ void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size_t n) {
 size_t axi_check_usable(const ax_ptr_t *x, const void *p) {
   if (x->seg->kind == AX_KIND_HUGE)
     return huge_block("malloc_usable_size", x->seg, p);
+  axi_page_validate(x->seg, x->page);
   if (!x->page->in_use || x->page->block_size == 0)
     axi_invalid_free("malloc_usable_size", p);
   live_t lv;

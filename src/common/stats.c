@@ -70,6 +70,8 @@ void ax_stats_get(ax_stats_t *out) {
       out->class_live[AX_CACHE_FIRST + i] -= self->cache.n[i];
     if (self->cache.last_cls)
       out->class_live[self->cache.last_cls]--;
+    if (axi_checked) /* ... and so do the blocks checked mode holds back */
+      axi_check_uncount(self, out->class_live);
   }
   out->mallocs = out->huge_allocs;
   for (unsigned c = 0; c < AX_CLASSES; c++)
