@@ -40,7 +40,8 @@ endif()
 # force-included (malloc -> ax_malloc, ...), and registered once more as tsan.<name>
 # (label tsan) with sizes that keep the stage near a minute on 2 cores; each of them checks
 # that ax_stats mallocs grew, which proves the route. Done at the end of the top-level
-# directory, when tests/ has defined the targets. TSAN_OPTIONS: any report fails the test.
+# directory, when tests/ has defined the targets. TSAN_OPTIONS: any report fails the test,
+# but the double-free seek's reads of other threads' batches (tests/tsan.supp says why).
 #   t_fork ... 0: no thread in the fork child; TSan cannot start threads after a
 #                 multithreaded fork ("dup thread with used id", even with die_after_fork=0)
 #   t_mt_threads ... 0: no RSS checks; TSan's shadow memory is most of the RSS
@@ -54,7 +55,8 @@ set(AX_TSAN_RUNS
   "t_atomic|200000"
   "t_atomic.xfree|xfree"
   "t_stress|8,4,30")
-set(AX_TSAN_OPTIONS "halt_on_error=1:second_deadlock_stack=1")
+set(AX_TSAN_OPTIONS
+    "halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/tests/tsan.supp")
 function(axi_tsan_tests)
   foreach(run IN LISTS AX_TSAN_RUNS)
     string(REGEX MATCH "^(([^.|]+)[^|]*)\\|(.*)$" _ "${run}")
