@@ -83,8 +83,10 @@ static void check_size(const char *fn, const void *p, const ax_ptr_t *x, size_t 
     if (how == AX_SIZED_EXACT ? axi_class_of(size) != x->page->cls : size > x->page->block_size)
       axi_bad_size(fn, p, size, x->page->block_size);
     return;
-  case AX_PTR_SLOT: /* (a sampled block: its slot may be bigger than its class) */
+  case AX_PTR_SLOT: /* a sampled block: a slot of its class's size (prof.c) */
     usable = axi_prof_slot_size(fn, x->seg, x->b);
+    if (how == AX_SIZED_EXACT && axi_class_of(size) != axi_class_of(usable))
+      axi_bad_size(fn, p, size, usable);
     break;
   case AX_PTR_ZERO:
     break;
