@@ -75,7 +75,8 @@ read -r -a EXTRA_CMAKE_ARGS <<<"${AX_CMAKE_ARGS:-}"
 NATIVE_TIMEOUT=${AX_TEST_TIMEOUT:-300}
 QEMU_TIMEOUT=${AX_QEMU_TEST_TIMEOUT:-900}
 # the layer check, host programs, installs, packages, the launcher, link recipes, instruction
-# budgets, the misuse probes (their own three modes, 20-80 s a pass): the same on every variant (t_package installs system-wide: once per run is enough)
+# budgets, the misuse probes (their own three modes, 20-80 s a pass): the same on every
+# variant (t_package installs system-wide: once per run is enough)
 # (anchored: wl_bitset_preload_smoke is not t_preload)
 VARIANT_EXCLUDE="^(t_layers|t_layers[.]inverted|t_preload|t_progs|t_budget|t_install|t_package|t_lintian|t_man|t_spdx|t_launcher|t_linkorder|t_cxx_weakrefs|t_static_pie_kind|fuzz_replay[.]plants|t_misuse)$"
 # ... and, where the path does not touch the heap profiler (the bulk kernels, the 16 KiB page
