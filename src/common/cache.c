@@ -62,12 +62,12 @@ static AX_NOINLINE void push_full(ax_heap_t *heap, unsigned i, ax_block_t *b) {
   ax_block_t *old[AX_CACHE_SLOTS / 2];
   for (uint32_t k = 0; k < half; k++)
     old[k] = heap->cache.slot[i][k];
-  ax_poke(&heap->cache.n[i], 0);
+  heap->cache.n[i] = 0;
   ax_compiler_fence();
   for (uint32_t k = half; k < n; k++)
-    ax_poke(&heap->cache.slot[i][k - half], heap->cache.slot[i][k]);
-  ax_poke(&heap->cache.slot[i][n - half], b);
-  ax_poke(&heap->cache.n[i], n - half + 1);
+    heap->cache.slot[i][k - half] = heap->cache.slot[i][k];
+  heap->cache.slot[i][n - half] = b;
+  heap->cache.n[i] = n - half + 1;
   for (uint32_t k = 0; k < half; k++)
     give_back(heap, old[k]);
 }
@@ -78,8 +78,8 @@ static void push(ax_heap_t *heap, unsigned c, ax_block_t *b) {
   uint32_t n = heap->cache.n[i];
   if (ax_unlikely(n == depth[i]))
     return push_full(heap, i, b); /* a tail call: the common path saves no register */
-  ax_poke(&heap->cache.slot[i][n], b); /* (axi_cache_has reads them from other threads) */
-  ax_poke(&heap->cache.n[i], n + 1);
+  heap->cache.slot[i][n] = b;
+  heap->cache.n[i] = n + 1;
 }
 
 /* b goes in the heap's last slot when that is empty, else on its class's stack (a block
@@ -89,8 +89,8 @@ static inline void put(ax_heap_t *heap, ax_block_t *b, ax_page_t *page) {
   axi_set_link(page, b, b); /* looks free to a second free() of it */
   if (heap->cache.last_cls)
     return push(heap, page->cls, b);
-  ax_poke(&heap->cache.last, b);
-  ax_poke(&heap->cache.last_cls, page->cls);
+  heap->cache.last = b;
+  heap->cache.last_cls = page->cls;
 }
 
 /* While the heap profiler samples (prof.c), malloc takes cached blocks without a slow path
@@ -112,7 +112,7 @@ static inline void put_counted(ax_heap_t *heap, ax_block_t *b, ax_page_t *page) 
   if (heap->prof.aside)
     return axi_page_give_back(heap, page, b);
   axi_set_link(page, b, b); /* looks free to a second free() of it (axi_cache_has) */
-  ax_poke(&heap->prof.aside, b);
+  heap->prof.aside = b;
 }
 
 /* Class c's sample was just taken: the block aside, if of class c, goes into the cache,
@@ -122,7 +122,7 @@ void axi_cache_unaside(ax_heap_t *heap, unsigned c) {
   ax_page_t *page = axi_page_of(axi_segment_of(b), b);
   if (page->cls != c)
     return;
-  ax_poke(&heap->prof.aside, NULL);
+  heap->prof.aside = NULL;
   put_counted(heap, b, page);
 }
 
@@ -153,17 +153,17 @@ void axi_cache_free(ax_block_t *b, ax_page_t *page) {
 void axi_cache_flush(ax_heap_t *heap) {
   ax_block_t *aside = heap->prof.aside;
   if (aside) {
-    ax_poke(&heap->prof.aside, NULL);
+    heap->prof.aside = NULL;
     axi_page_give_back(heap, axi_page_of(axi_segment_of(aside), aside), aside);
   }
   if (heap->cache.last_cls) {
-    ax_poke(&heap->cache.last_cls, 0);
+    heap->cache.last_cls = 0;
     ax_compiler_fence();
     give_back(heap, heap->cache.last);
   }
   for (unsigned i = 0; i < AX_CACHE_N; i++) {
     uint32_t n = heap->cache.n[i];
-    ax_poke(&heap->cache.n[i], 0);
+    heap->cache.n[i] = 0;
     ax_compiler_fence();
     for (uint32_t k = 0; k < n; k++)
       give_back(heap, heap->cache.slot[i][k]);

@@ -253,7 +253,7 @@ static inline ax_page_t *axi_pagemap_get(const void *p) {
   uintptr_t q = (uintptr_t)p << 16;
   uintptr_t i = q >> (64 - AX_PM_L1_BITS), s = q >> (16 + AX_SLICE_SHIFT);
   return (ax_page_t *)ax_atomic_load_relaxed(
-      (const ax_atomic_word *)(ax_peek(&axi_pagemap[i]) + s * sizeof(ax_page_t *)));
+      (const ax_atomic_word *)(axi_pagemap[i] + s * sizeof(ax_page_t *)));
 }
 
 /* pagemap.c. pre: start and len multiples of 64 KiB. post: the slices of [start, start+len)
@@ -531,13 +531,13 @@ static inline ax_block_t *axi_cache_pop(ax_heap_t *heap, size_t size) {
   ax_block_t *b;
   if (heap->cache.last_cls == c) { /* one compare: last_cls is 0 when there is no last */
     b = heap->cache.last;
-    ax_poke(&heap->cache.last_cls, 0); /* (axi_cache_has reads these from other threads) */
+    heap->cache.last_cls = 0;
   } else {
     uint32_t n = heap->cache.n[i];
     if (!n)
       return NULL;
     b = heap->cache.slot[i][--n];
-    ax_poke(&heap->cache.n[i], n);
+    heap->cache.n[i] = n;
   }
   AX_TRACK_UNDEFINED(b, sizeof *b);
   b->next_enc = 0; /* a live block must not look free to free()'s double-free check */

@@ -363,18 +363,16 @@ typedef struct ax_heap {
 } ax_heap_t;
 
 /* Is b, of class c, in heap's cache? A read of the structure, for the double-free checks of
- * the cache (cache.c) and of remote frees (remote.c, other threads' caches, read while their
- * owners change them: relaxed atomics on both sides, plain loads and stores): at most 17
+ * the cache (cache.c) and of remote frees (remote.c, other threads' caches): at most 17
  * compares. */
 static inline bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_block_t *b) {
   if (!axi_class_cached(c))
     return false;
-  if ((ax_peek(&heap->cache.last_cls) && ax_peek(&heap->cache.last) == b) ||
-      ax_peek(&heap->prof.aside) == b)
+  if ((heap->cache.last_cls && heap->cache.last == b) || heap->prof.aside == b)
     return true;
   unsigned i = c - AX_CACHE_FIRST;
-  for (uint32_t k = 0, n = ax_peek(&heap->cache.n[i]); k < n && k < AX_CACHE_SLOTS; k++)
-    if (ax_peek(&heap->cache.slot[i][k]) == b)
+  for (uint32_t k = 0; k < heap->cache.n[i]; k++)
+    if (heap->cache.slot[i][k] == b)
       return true;
   return false;
 }
