@@ -17,6 +17,7 @@ ax_test(t_fork_kind SOURCES t_fork_kind.c) # a fork child knows whether remote f
 ax_test(t_mte SOURCES t_mte.c ENV AXMALLOC_MTE=1) # memory tagging: hardware-caught misuse (AArch64 MTE)
 ax_test(t_trim SOURCES t_trim.c)       # malloc_trim(0) makes RSS fall
 ax_test(t_options SOURCES t_options.c) # stats printer; a quiet process prints nothing
+ax_test(t_zero SOURCES t_zero.c) # malloc(0): unique, inaccessible, freeable, one segment-aligned reservation, the fallback
 ax_test(t_ctl SOURCES t_ctl.c ENV AXMALLOC_PURGE_DELAY_MS=25 AXMALLOC_THP=never) # ax_ctl: each figure against known sizes, each control, the options
 add_test(NAME t_ctl.prof COMMAND t_ctl prof) # prof.active pauses and resumes sampling
 set_tests_properties(t_ctl.prof PROPERTIES ENVIRONMENT "AXMALLOC_PROF=1;AXMALLOC_PROF_SAMPLE=4096"

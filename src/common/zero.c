@@ -6,14 +6,20 @@
  * which such a read or write corrupts silently.
  *
  * One reservation of AX_ZERO_SLOTS 16-byte slots, mapped PROT_NONE at the first call (address
- * space only: no memory, no commit charge); which slots are live is a bitmap here. A slot is
- * taken by setting its bit with one CAS (a plain load and store while single-threaded) and
+ * space only: no memory, no commit charge), a whole segment's slot of address space aligned as
+ * segments are: so no segment can start where realloc's and malloc_usable_size's fast tests
+ * (the segment map at p's segment floor) look for one, and they hand the pointer on to ptr.c
+ * (unaligned, a live segment's start below it in the same 4 MiB took it for its own: a bogus
+ * page descriptor read, t_stress.32 with the profiler). Which slots are live is a bitmap here. A
+ * slot is taken by setting its bit with one CAS (a plain load and store while single-threaded) and
  * given back by clearing it, so the module takes no lock, and a fork child inherits a
  * consistent map. The search starts where the last one ended, so a freed slot is not
  * handed out again at once. When every slot is live (262,144 zero-size blocks) or the
  * reservation cannot be made, the caller falls back to a block of 16 bytes (alloc.c).
  */
 #include "internal.h"
+
+_Static_assert(AX_ZERO_SIZE == AX_SEGMENT_SIZE, "the reservation is one segment's slot");
 
 #define WORD_BITS (8 * sizeof(uintptr_t))
 #define WORDS (AX_ZERO_SLOTS / WORD_BITS)
@@ -27,7 +33,7 @@ static uintptr_t reservation(void) {
   uintptr_t base = ax_atomic_load_acquire(&axi_zero_base), mine;
   if (base)
     return base;
-  if (!(mine = (uintptr_t)axi_os_reserve(AX_ZERO_SIZE)))
+  if (!(mine = (uintptr_t)axi_os_reserve_aligned(AX_ZERO_SIZE, AX_SEGMENT_SIZE, 0)))
     return 0;
   if (ax_atomic_cas_acq_rel(&axi_zero_base, &base, mine))
     return mine;
