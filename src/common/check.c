@@ -371,7 +371,7 @@ static void retire(ax_heap_t *heap, ax_page_t *page, ax_block_t *b, size_t front
   if (large(page)) {
     uintptr_t lo = held_open_end(b), hi = ((uintptr_t)b + bs) & ~(axi_os_page - 1);
     memset(c + 8, 0, lo - (uintptr_t)b - 8);
-    if (hi > lo) {
+    if (hi > lo && heap) { /* (not held: back to its page as it is) */
       axi_os_purge((void *)lo, hi - lo); /* reads as zero when it comes back */
       axi_os_protect((void *)lo, hi - lo, false);
     }
