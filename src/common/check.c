@@ -309,13 +309,15 @@ static void evict(ax_heap_t *heap) {
   release(page, b);
 }
 
-/* b (freed, zeroed, HELD) waits in heap's quarantine; the oldest leave for room. */
+/* Whether heap (NULL: none) can hold a block: its ring is mapped at its first. */
+static bool can_hold(ax_heap_t *heap) {
+  return heap && (heap->quarantine ||
+                  (heap->quarantine = axi_os_map(QUARANTINE_SLOTS * sizeof *heap->quarantine)));
+}
+
+/* b (freed, zeroed, HELD) waits in heap's quarantine; the oldest leave for room.
+ * pre: can_hold(heap). */
 static void hold(ax_heap_t *heap, ax_page_t *page, ax_block_t *b, size_t front) {
-  if (!heap->quarantine &&
-      !(heap->quarantine = axi_os_map(QUARANTINE_SLOTS * sizeof *heap->quarantine))) {
-    release(page, b); /* no ring to be had: freed at once */
-    return;
-  }
   size_t bs = page->block_size;
   while (heap->q_count &&
          (heap->q_count == QUARANTINE_SLOTS || heap->q_bytes + bs > QUARANTINE_BYTES))
@@ -363,15 +365,18 @@ void axi_check_orphan(ax_heap_t *heap) {
 }
 
 /* b, just checked and no longer live (its front given): zeroed, HELD, into heap's quarantine
- * (the calling thread's; NULL in its last destructors: back to its page at once). */
+ * (the calling thread's; NULL in its last destructors, or no ring to be had: back to its page
+ * at once). */
 static void retire(ax_heap_t *heap, ax_page_t *page, ax_block_t *b, size_t front) {
+  if (!can_hold(heap))
+    heap = NULL;
   size_t bs = page->block_size;
   unsigned char *c = (unsigned char *)b;
   AX_TRACK_UNDEFINED(b, bs);
   if (large(page)) {
     uintptr_t lo = held_open_end(b), hi = ((uintptr_t)b + bs) & ~(axi_os_page - 1);
     memset(c + 8, 0, lo - (uintptr_t)b - 8);
-    if (hi > lo && heap) { /* (not held: back to its page as it is) */
+    if (hi > lo && heap) {               /* (not held: back to its page as it is) */
       axi_os_purge((void *)lo, hi - lo); /* reads as zero when it comes back */
       axi_os_protect((void *)lo, hi - lo, false);
     }
