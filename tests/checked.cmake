@@ -48,11 +48,10 @@ endforeach()
 # mode's block layout (malloc_usable_size == the class size, per-class counts, ax_ctl's byte
 # counts, instruction budgets), tagging or the profiler (off in checked mode: t_mte,
 # t_ctl.prof; the leak checker's tests: leaks.cmake), or a free that reaches its page at once
-# (t_race_remote stops a thread there; checked mode holds the block back first) cannot hold
-# there by design; everything else must pass.
+# (t_race_remote, race.cmake) cannot hold there by design; everything else must pass.
 if(AX_CHECKED)
   foreach(t t_budget t_api t_realloc t_stats t_full_pages t_cache t_free_filter t_cxx_new
-            t_cxx_new_static t_remote_batch t_ctl t_ctl.prof t_mte t_race_remote)
+            t_cxx_new_static t_remote_batch t_ctl t_ctl.prof t_mte)
     if(TEST ${t})
       set_tests_properties(${t} PROPERTIES DISABLED TRUE)
     endif()

@@ -96,3 +96,8 @@ set(prof_env AXMALLOC_PROF=1 AXMALLOC_PROF_SAMPLE=4096 AXMALLOC_PROF_SIGNAL=USR1
 set_tests_properties(t_stack.prof PROPERTIES ENVIRONMENT "${prof_env}")
 set_tests_properties(t_stack.libgcc PROPERTIES ENVIRONMENT "${prof_env};AXMALLOC_PROF_UNWIND=libgcc")
 set_tests_properties(t_stack t_stack.prof t_stack.libgcc PROPERTIES LABELS race TIMEOUT 300)
+# Checked mode holds a freed block back before it reaches its page: the stop t_race_remote
+# waits for never comes in an AX_CHECKED=ON build.
+if(AX_CHECKED)
+  set_tests_properties(t_race_remote PROPERTIES DISABLED TRUE)
+endif()

@@ -324,6 +324,9 @@ static void test_malloc_info(void) {
   static void *ps[N];
   for (int i = 0; i < N; i++)
     CHECK((ps[i] = malloc(100)) != NULL);
+  /* checked mode (an AX_CHECKED=ON build): 100 bytes take a bigger class, and freed blocks
+   * wait in the quarantine before they show as free; only the XML's shape is checked then */
+  int checked = malloc_usable_size(ps[0]) == 100;
   for (int i = 0; i < N; i++)
     if (i % 10) /* every tenth stays: no page empties, all 900 show as free blocks */
       free(ps[i]);
@@ -338,7 +341,8 @@ static void test_malloc_info(void) {
   int r = malloc_info(0, f);
   fclose(f);
   CHECK(r == 0 && xml != NULL);
-  CHECKF(m.ordblks >= N - N / 10, "ordblks %llu with %d blocks freed", U(m.ordblks), N - N / 10);
+  CHECKF(checked || m.ordblks >= N - N / 10, "ordblks %llu with %d blocks freed", U(m.ordblks),
+         N - N / 10);
   const char *head = "<malloc version=\"1\">\n<heap nr=\"0\">\n<sizes>\n";
   CHECKF(strncmp(xml, head, strlen(head)) == 0, "malloc_info starts with:\n%.200s", xml);
   CHECK(len > 10 && strcmp(xml + len - 10, "</malloc>\n") == 0);
@@ -364,7 +368,8 @@ static void test_malloc_info(void) {
     }
     lines++;
   }
-  CHECKF(seen112 >= N - N / 10, "class 112 shows %zu free blocks, want >= %d", seen112, N - N / 10);
+  CHECKF(checked || seen112 >= N - N / 10, "class 112 shows %zu free blocks, want >= %d", seen112,
+         N - N / 10);
   size_t count, size, first_count, first_size;
   int mcount;
   CHECK(sscanf(strstr(xml, "<total type=\"rest\""),
@@ -446,6 +451,9 @@ static void *churner(void *arg) {
 }
 
 static void test_multithreaded(void) {
+  void *probe = malloc(100);
+  int checked = malloc_usable_size(probe) == 100; /* (checked mode: the size asked for) */
+  free(probe);
   size_t total = 10 * MIB;
   mt_n = total / 100;
   void **ps = malloc(mt_n * sizeof *ps), **own = malloc(mt_n * sizeof *own);
@@ -478,7 +486,10 @@ static void test_multithreaded(void) {
   for (size_t i = 0; i < mt_n; i++)
     free(own[i]);
   INFO(m2);
-  CHECKF(m2.uordblks <= m0.uordblks + 256 * KIB, "own blocks freed: uordblks %llu -> %llu -> %llu",
+  /* (checked mode, an AX_CHECKED=ON build: pages its held blocks kept from emptying, 1 MiB
+   * at most, may count as partly in use) */
+  size_t slack = checked ? 1 * MIB : 256 * KIB;
+  CHECKF(m2.uordblks <= m0.uordblks + slack, "own blocks freed: uordblks %llu -> %llu -> %llu",
          U(m0.uordblks), U(m1.uordblks), U(m2.uordblks));
   /* ...and blocks that other threads free into the caller's pages count as free at once */
   for (size_t i = 0; i < mt_n; i++)

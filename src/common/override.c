@@ -154,6 +154,8 @@ static void walk_own(usage_t *u) {
 
 static void usage_get(usage_t *u) {
   memset(u, 0, sizeof *u);
+  if (axi_checked && axi_tls_heap != &axi_heap_empty) /* the blocks checked mode holds back */
+    axi_check_flush(axi_tls_heap);                    /* count as free too: they go back */
   if (axi_tls_heap != &axi_heap_empty) /* blocks other threads sent us count as free */
     axi_page_drain(axi_tls_heap, false);
   if (AXI_LIBC_SINGLE_THREADED())
