@@ -29,13 +29,15 @@
 #                       NEON kernel (`kernel` tests), the heap profiler on (as native/prof),
 #                       AXMALLOC_THP=always on 4 and 16 KiB pages and never on 64 KiB (`thp`)
 #   aarch64-lse/max     build-aarch64-lse/   -DAX_AARCH64_ATOMICS=lse (needs an ARMv8.1 CPU);
-#                       this and the next two run the `atomics` and `race` tests (the
-#                       atomic primitives, and threads interleaved at the remote-free points)
+#                       this and the next two build and run only the `atomics` and `race`
+#                       tests (the atomic primitives, and threads interleaved at the
+#                       remote-free points: target ax_race_tests)
 #   aarch64-llsc/cortex-a57 build-aarch64-llsc/ -DAX_AARCH64_ATOMICS=llsc (on max it would run
 #                       the same instructions: the build never looks at the CPU's atomics)
 #   aarch64-builtin/*   build-aarch64-builtin/ -DAX_ATOMICS_BUILTIN=ON (the atomics TSan builds
 #                       use, as __atomic builtins), on cortex-a57
-#   valgrind            build-valgrind/      -DAX_VALGRIND=ON: memcheck client requests (ctest -L valgrind)
+#   valgrind            build-valgrind/      -DAX_VALGRIND=ON: memcheck client requests (ctest -L
+#                       valgrind; target ax_valgrind_tests)
 #   checked             build-checked/       -DAX_CHECKED=ON: checked mode compiled in, whole suite
 #   ubsan               build-ubsan/         -DAX_SANITIZE=undefined, whole suite
 #   tsan                build-tsan/          -DAX_SANITIZE=thread, the threaded tests (ctest -L tsan)
@@ -275,8 +277,12 @@ cross_stage() {
   local margs=(-DAX_AARCH64_ATOMICS="$mode")
   # builtin: the __atomic builtins TSan builds use (AX_ATOMICS_BUILTIN), compiled as LL/SC
   [[ $mode != builtin ]] || margs=(-DAX_AARCH64_ATOMICS=runtime -DAX_ATOMICS_BUILTIN=ON)
-  if ax_configure "$dir" "$TOOLCHAIN" "${margs[@]}" -DAX_BUILD_FUZZ=ON \
-    "${EXTRA_CMAKE_ARGS[@]}" && ax_build "$dir"; then
+  # (the fixed-atomics builds run the `atomics` and `race` tests only: their programs are
+  # the target ax_race_tests, tests/race.cmake)
+  local bargs=(-DAX_BUILD_FUZZ=ON) target=()
+  [[ $mode == runtime ]] || bargs=(-DAX_BUILD_BENCH=OFF) target=(--target ax_race_tests)
+  if ax_configure "$dir" "$TOOLCHAIN" "${margs[@]}" "${bargs[@]}" \
+    "${EXTRA_CMAKE_ARGS[@]}" && cmake --build "$dir" -j "$JOBS" "${target[@]}"; then
     for run in "$@"; do
       IFS=, read -r -a parts <<<"$run"
       cpu=${parts[0]}
@@ -375,7 +381,8 @@ fuzz_stage() {
 }
 
 if [[ ${AX_SKIP_EXTRA:-0} != 1 ]]; then
-  extra_stage valgrind build-valgrind -DAX_VALGRIND=ON -- -- -L valgrind
+  STAGE_TARGET=ax_valgrind_tests extra_stage valgrind build-valgrind -DAX_VALGRIND=ON -- -- \
+    -L valgrind
   # checked mode compiled in, the fuzz corpus replayed in it too
   extra_stage checked build-checked -DAX_CHECKED=ON -DAX_BUILD_FUZZ=ON -- -- -LE oom \
     -E "$VARIANT_EXCLUDE"

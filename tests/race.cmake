@@ -101,3 +101,12 @@ set_tests_properties(t_stack t_stack.prof t_stack.libgcc PROPERTIES LABELS race 
 if(AX_CHECKED)
   set_tests_properties(t_race_remote PROPERTIES DISABLED TRUE)
 endif()
+
+# The programs the `atomics` and `race` tests run (tests/atomics.cmake and this file): all the
+# fixed-atomics aarch64 builds of scripts/test.sh build, instead of the whole tree
+set(ax_race_programs axmalloc axmalloc_static axmalloc_hooks t_atomic t_race_remote t_race_remap
+    t_sigfork t_prof_cancel t_tsd_late t_cancel t_stack)
+if(TARGET t_fork_model)
+  list(APPEND ax_race_programs t_fork_model)
+endif()
+add_custom_target(ax_race_tests DEPENDS ${ax_race_programs})

@@ -100,3 +100,6 @@ ax_vg_test(t_vg_clean.memcheck t_vg_clean RC 0 VG ${AX_VG_OURS}
 ax_vg_test(t_vg_clean.checked t_vg_clean RC 0 VG ${AX_VG_OURS}
   EXPECT "ERROR SUMMARY: 0 errors from 0 contexts" "t_vg_clean: OK")
 set_tests_properties(t_vg_clean.checked PROPERTIES ENVIRONMENT "AXMALLOC_CHECK=1")
+
+# The programs of the tests labelled `valgrind`: what scripts/test.sh's valgrind stage builds
+add_custom_target(ax_valgrind_tests DEPENDS axmalloc t_vg_leak t_vg_clean t_vg_uaf)
