@@ -8,6 +8,11 @@
 # build checked mode is always on; otherwise AXMALLOC_CHECK=1 switches it on.
 ax_test(t_check SOURCES t_check.c ENV AXMALLOC_CHECK=1)
 set_tests_properties(t_check PROPERTIES LABELS checked)
+# ... with AXMALLOC_PROF=1: each report also names the stacks that found the error,
+# allocated the block and freed it (the profiler's unwinder, check.c)
+add_test(NAME t_check.stacks COMMAND t_check)
+set_tests_properties(t_check.stacks PROPERTIES LABELS checked
+                     ENVIRONMENT "AXMALLOC_CHECK=1;AXMALLOC_PROF=1")
 
 # Correct programs raise no false alarm in checked mode: the same tests again. (t_api,
 # t_realloc and t_stats are left out: they assert malloc_usable_size() == the class size

@@ -13,6 +13,10 @@
  * block waits in the quarantine), die of SIGSEGV at the write. Besides, it checks what
  * correct programs see: a freed block is not handed out again at once, and reads as zero.
  *
+ * With AXMALLOC_PROF=1 as well (t_check.stacks) each report must go on with the stacks
+ * checked mode then keeps: where the error was found, and, where the block's side word still
+ * holds them, the stacks that allocated it (through alloc_here) and freed it (free_here).
+ *
  * Each runs in a forked child (qemu-user has no exec of foreign binaries) whose stderr is
  * captured through a pipe; the parent checks the child died of SIGABRT with that message.
  * The program refuses to run when checked mode is off (malloc_usable_size then reports the
@@ -38,6 +42,18 @@ static char *volatile blk; /* the block the message must name */
 static void *volatile sink;
 static char msg[256]; /* the message the child must print */
 
+/* malloc and free from frames of their own, which the reports' stacks must name (noinline,
+ * and no tail call: the frame stays on the stack) */
+static __attribute__((noinline)) char *alloc_here(size_t n) {
+  char *p = malloc(n);
+  __asm__ volatile("" : : "r"(p) : "memory");
+  return p;
+}
+static __attribute__((noinline)) void free_here(void *p) {
+  free(p);
+  __asm__ volatile("" : : : "memory");
+}
+
 static void want(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "expect: <message>" on stderr before the bad action: the parent learns the
  * addresses from it (they are known only once the child allocated). */
@@ -54,12 +70,12 @@ static void want(const char *fmt, ...) {
 /* ---- the bad actions (each sets up, says what it expects, then misbehaves) ------------ */
 
 static void overflow(size_t n, int how) {
-  blk = malloc(n);
+  blk = alloc_here(n);
   want("axmalloc: heap buffer overflow after block %p (size %zu)", (void *)blk, n);
   memset(blk, 1, n);
   blk[n] = 0x55; /* one byte past the end: inside the class's slack */
   if (how == 0)
-    free(blk);
+    free_here(blk);
   else
     sink = realloc(blk, n * 4);
 }
@@ -70,14 +86,14 @@ static void act_overflow_large(void) { overflow(300 * KIB, 0); }
 static void act_overflow_huge(void) { overflow(3 * MIB + 5, 0); }
 static void act_overflow_realloc(void) { overflow(100, 1); }
 static void act_overflow_32(void) { /* a 32-byte overflow lands in the block's own canary */
-  blk = malloc(8);
+  blk = alloc_here(8);
   want("axmalloc: heap buffer overflow after block %p (size 8)", (void *)blk);
   blk[8 + 31] ^= 0x41;
   free(blk);
 }
 
 static void underflow(size_t n, int at) {
-  blk = malloc(n);
+  blk = alloc_here(n);
   want("axmalloc: heap buffer underflow before block %p (size %zu, written at offset %d)",
        (void *)blk, n, at);
   blk[at] ^= 0x41;
@@ -87,7 +103,7 @@ static void act_underflow_small(void) { underflow(8, -1); }
 static void act_underflow_medium(void) { underflow(4096, -24); }
 static void act_underflow_large(void) { underflow(300 * KIB, -7); }
 static void act_underflow_header(void) {
-  blk = malloc(8);
+  blk = alloc_here(8);
   want("axmalloc: heap buffer underflow before block %p (its header at offset -32 was "
        "overwritten)",
        (void *)blk);
@@ -100,7 +116,7 @@ static void *free_it(void *p) {
   return NULL;
 }
 static void act_overflow_remote(void) {
-  blk = malloc(40);
+  blk = alloc_here(40);
   want("axmalloc: heap buffer overflow after block %p (size 40)", (void *)blk);
   blk[41] = 1;
   pthread_t t;
@@ -109,10 +125,10 @@ static void act_overflow_remote(void) {
 }
 
 static void dbl(size_t n) {
-  blk = malloc(n);
+  blk = alloc_here(n);
   want("axmalloc: free(): double free %p", (void *)blk);
   void *other[8];
-  free(blk);
+  free_here(blk);
   for (int i = 0; i < 8; i++) /* blk is no longer at the head of any list */
     other[i] = malloc(n);
   for (int i = 0; i < 8; i++)
@@ -140,9 +156,9 @@ static void act_double_remote(void) {
 
 /* Write into a freed block, then free others until it leaves the quarantine (checked). */
 static void uaf(size_t n, int at) {
-  blk = malloc(n);
+  blk = alloc_here(n);
   want("axmalloc: use after free: block %p was written after free (at offset %d)", (void *)blk, at);
-  free(blk);
+  free_here(blk);
   blk[at] = 0x11;
   for (int i = 0; i < 100000; i++)
     free(malloc(n));
@@ -189,23 +205,41 @@ static void act_corrupt_list(void) {
     sink = malloc(64);
 }
 
+/* The stacks a report must show when they are kept (t_check.stacks): where it was found (every
+ * report of check.c), who allocated the block (alloc_here) and who freed it (free_here): not
+ * once the block went back to its page (a remote free's, at the thread's exit; a large one's,
+ * pushed out of the quarantine by 1 MiB of others; a huge block's mapping) */
+enum { FOUND = 1, ALLOC = 2, FREED = 4 };
 struct mode {
   const char *name;
   void (*act)(void);
+  unsigned stacks;
 };
 static const struct mode modes[] = {
-    {"overflow_small", act_overflow_small},   {"overflow_exact", act_overflow_exact},
-    {"overflow_medium", act_overflow_medium}, {"overflow_large", act_overflow_large},
-    {"overflow_huge", act_overflow_huge},     {"overflow_realloc", act_overflow_realloc},
-    {"overflow_remote", act_overflow_remote}, {"overflow_32", act_overflow_32},
-    {"underflow_small", act_underflow_small}, {"underflow_medium", act_underflow_medium},
-    {"underflow_large", act_underflow_large}, {"underflow_header", act_underflow_header},
-    {"double_small", act_double_small},       {"double_medium", act_double_medium},
-    {"double_large", act_double_large},       {"double_huge", act_double_huge},
-    {"double_remote", act_double_remote},     {"uaf_small", act_uaf_small},
-    {"uaf_medium", act_uaf_medium},           {"uaf_large", act_uaf_large},
-    {"uaf_remote", act_uaf_remote},           {"uaf_header", act_uaf_header},
-    {"uaf_large_fault", act_uaf_large_fault}, {"corrupt_list", act_corrupt_list},
+    {"overflow_small", act_overflow_small, FOUND | ALLOC},
+    {"overflow_exact", act_overflow_exact, FOUND | ALLOC},
+    {"overflow_medium", act_overflow_medium, FOUND | ALLOC},
+    {"overflow_large", act_overflow_large, FOUND | ALLOC},
+    {"overflow_huge", act_overflow_huge, FOUND | ALLOC},
+    {"overflow_realloc", act_overflow_realloc, FOUND | ALLOC},
+    {"overflow_remote", act_overflow_remote, FOUND | ALLOC},
+    {"overflow_32", act_overflow_32, FOUND | ALLOC},
+    {"underflow_small", act_underflow_small, FOUND | ALLOC},
+    {"underflow_medium", act_underflow_medium, FOUND | ALLOC},
+    {"underflow_large", act_underflow_large, FOUND | ALLOC},
+    {"underflow_header", act_underflow_header, FOUND | ALLOC},
+    {"double_small", act_double_small, FOUND | ALLOC | FREED},
+    {"double_medium", act_double_medium, FOUND | ALLOC | FREED},
+    {"double_large", act_double_large, FOUND}, /* (the others' 1 MiB pushed it out) */
+    {"double_huge", act_double_huge, FOUND},
+    {"double_remote", act_double_remote, FOUND},
+    {"uaf_small", act_uaf_small, FOUND | ALLOC | FREED},
+    {"uaf_medium", act_uaf_medium, FOUND | ALLOC | FREED},
+    {"uaf_large", act_uaf_large, FOUND | ALLOC | FREED},
+    {"uaf_remote", act_uaf_remote, FOUND},
+    {"uaf_header", act_uaf_header, FOUND | ALLOC | FREED},
+    {"uaf_large_fault", act_uaf_large_fault, 0},
+    {"corrupt_list", act_corrupt_list, 0},
 };
 #define NMODES (sizeof modes / sizeof modes[0])
 
@@ -251,6 +285,38 @@ static int has_line(const char *out, const char *m) {
     if ((hit == out || hit[-1] == '\n') && (hit[ml] == '\n' || hit[ml] == 0))
       return 1;
   return 0;
+}
+
+/* The stack titled `title` ("  allocated at:") in out: absent (want == NULL), or present with
+ * its first frame in function want. */
+static int stack_ok(const char *name, const char *out, const char *title, const char *want) {
+  const char *t = strstr(out, title);
+  if (!want) {
+    if (t)
+      fprintf(stderr, "t_check %s: a stack \"%s\" that should not be there:\n%s\n", name, title, out);
+    return t == NULL;
+  }
+  if (!t) {
+    fprintf(stderr, "t_check %s: no stack \"%s\":\n%s\n", name, title, out);
+    return 0;
+  }
+  const char *f = t + strlen(title), *eol = strchr(f, '\n');
+  size_t len = eol ? (size_t)(eol - f) : strlen(f);
+  char line[512];
+  snprintf(line, sizeof line, "%.*s", (int)len, f);
+  char fn[64];
+  snprintf(fn, sizeof fn, " %s+0x", want);
+  if (strncmp(line, "    #0 0x", 9) == 0 && (!*want || strstr(line, fn)))
+    return 1;
+  fprintf(stderr, "t_check %s: the stack \"%s\" does not start in %s:\n%s\n", name, title,
+          *want ? want : "a frame", out);
+  return 0;
+}
+
+/* Whether checked mode keeps the stacks (AXMALLOC_PROF=1 set: t_check.stacks). */
+static int stacks_kept(void) {
+  const char *v = getenv("AXMALLOC_PROF");
+  return v && strcmp(v, "1") == 0;
 }
 
 /* The child performs the action; it reports the expected message through a second pipe
@@ -302,6 +368,14 @@ static int run_mode(const struct mode *m) {
   }
   if (!*expect || !has_line(out, expect)) {
     fprintf(stderr, "t_check %s: stderr lacks \"%s\"; it was:\n%s\n", m->name, expect, out);
+    ok = 0;
+  }
+  if (stacks_kept()) { /* the found-at stack's first frame: the program's, any function */
+    ok &= stack_ok(m->name, out, "\n  found at:\n", m->stacks & FOUND ? "" : NULL);
+    ok &= stack_ok(m->name, out, "\n  allocated at:\n", m->stacks & ALLOC ? "alloc_here" : NULL);
+    ok &= stack_ok(m->name, out, "\n  freed at:\n", m->stacks & FREED ? "free_here" : NULL);
+  } else if (strstr(out, "  found at:")) {
+    fprintf(stderr, "t_check %s: stacks printed, but they are not kept:\n%s\n", m->name, out);
     ok = 0;
   }
   printf("t_check %-18s %s\n", m->name, ok ? "ok" : "FAILED");

@@ -486,9 +486,9 @@ static void test_multithreaded(void) {
   for (size_t i = 0; i < mt_n; i++)
     free(own[i]);
   INFO(m2);
-  /* (checked mode, an AX_CHECKED=ON build: pages its held blocks kept from emptying, 1 MiB
-   * at most, may count as partly in use) */
-  size_t slack = checked ? 1 * MIB : 256 * KIB;
+  /* (checked mode, an AX_CHECKED=ON build: pages its held blocks kept from emptying may
+   * count as partly in use: 1.3 MiB seen once in 12 runs on a loaded machine) */
+  size_t slack = checked ? 2 * MIB : 256 * KIB;
   CHECKF(m2.uordblks <= m0.uordblks + slack, "own blocks freed: uordblks %llu -> %llu -> %llu",
          U(m0.uordblks), U(m1.uordblks), U(m2.uordblks));
   /* ...and blocks that other threads free into the caller's pages count as free at once */

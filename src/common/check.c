@@ -40,12 +40,20 @@
  * the mapping is cached (afterwards the pointer is not ours any more: "invalid pointer").
  *
  * Frees from other threads are checked alike, wait in the freeing thread's quarantine, and
- * then go back in batches to their owners as in the default mode (remote.c). Memory tagging is off
+ * then go back in batches to their owners as in the default mode (remote.c).
+ *
+ * With AXMALLOC_PROF=1 (axi_check_stacks) every block keeps the stack that allocated it and,
+ * while it is held, the one that freed it, in its side word (leak.h, at the block's start:
+ * the allocation's id in the low half, the free's in the high half); a report prints them
+ * after the stack that found the error. Every function here on the way from an entry point
+ * to a walk is in the entry points' section (AX_API), so that the stacks start at the
+ * program's frames whichever calls the compiler made tail calls. Memory tagging is off
  * in checked mode (the pointer is not the block's start). Under AX_VALGRIND the registered block is
  * the program's n bytes; header, canaries and zeroes are opened to memcheck only while this file
  * reads or writes them.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -138,6 +146,45 @@ static inline size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 /* Where the zeroes a freed block of bs bytes gets end (ZERO_ALL, ZERO_MAX). */
 static inline size_t zeroed_end(size_t bs) { return bs <= ZERO_ALL ? bs : 8 + ZERO_MAX; }
 
+/* ---- stacks, and the end of every report ------------------------------------------------ */
+
+static inline void stacks_alloc(uintptr_t b) {
+  if (ax_unlikely(axi_check_stacks))
+    axi_leak_set(b, axi_leak_stack_here());
+}
+/* Once the process exits no free's stack is walked: a static program's libgcc frees its
+ * sorted unwind tables holding the lock a walk takes (crtbeginT's __do_global_dtors_aux, a
+ * destructor that runs after this one, which a later object of the link registers). */
+static bool exiting;
+__attribute__((destructor)) static void stacks_at_exit(void) { exiting = true; }
+
+static inline void stacks_free(uintptr_t b) {
+  if (ax_unlikely(axi_check_stacks) && !exiting)
+    axi_leak_set(b, (uint64_t)axi_leak_stack_here() << 32 | (uint32_t)axi_leak_get(b));
+}
+static inline void stacks_clear(uintptr_t b) {
+  if (ax_unlikely(axi_check_stacks))
+    axi_leak_set(b, 0);
+}
+
+/* A report's end, its first line written: where the error was found and, for the block at b
+ * (0: none), the stacks that allocated and freed it, when kept; then abort. */
+static AX_API __attribute__((noreturn, noinline)) void die(uintptr_t b) {
+  if (axi_check_stacks) {
+    uint64_t v = b ? axi_leak_get(b) : 0;
+    axi_leak_print_stack("found at", axi_leak_stack_here());
+    if ((uint32_t)v)
+      axi_leak_print_stack("allocated at", (uint32_t)v);
+    if (v >> 32)
+      axi_leak_print_stack("freed at", (uint32_t)(v >> 32));
+  }
+  abort();
+}
+static AX_API __attribute__((noreturn, noinline)) void invalid(const char *fn, const void *p) {
+  axi_say_invalid_free(fn, p);
+  die(0);
+}
+
 /* ---- headers ----------------------------------------------------------------------------- */
 
 static uint64_t tag(const ax_page_t *page, const void *b) {
@@ -196,35 +243,41 @@ static inline void make_live(const ax_page_t *page, ax_block_t *b, size_t n, siz
 /* A block whose header decodes to nothing: freed already (HELD: in a quarantine; a link: on
  * its page's lists or in a batch of remote frees), its header overwritten by an underflow, or
  * p is no block's pointer. */
-static __attribute__((noreturn)) void bad_header(const char *fn, ax_page_t *page, ax_block_t *b,
+static AX_API __attribute__((noreturn)) void bad_header(const char *fn, ax_page_t *page, ax_block_t *b,
                                                  const void *p) {
-  if (is_held(page, b) || axi_looks_free(page, b)) /* (a link: on a list, or in transit) */
-    axi_double_free(fn, p);
+  if (is_held(page, b) || axi_looks_free(page, b)) { /* (a link: on a list, or in transit) */
+    axi_say_double_free(fn, p);
+    die((uintptr_t)b);
+  }
   size_t front = (uintptr_t)p - (uintptr_t)b;
-  if (front >= FRONT && !(front & (front - 1)))
-    axi_fatal("axmalloc: heap buffer underflow before block %p (its header at offset %d was "
+  if (front >= FRONT && !(front & (front - 1))) {
+    axi_write("axmalloc: heap buffer underflow before block %p (its header at offset %d was "
               "overwritten)\n",
               p, -(int)front);
-  axi_invalid_free(fn, p);
+    die((uintptr_t)b);
+  }
+  invalid(fn, p);
 }
 
 /* A canary of the block at c (n bytes at front) was written: which one, where. */
-static __attribute__((noreturn, noinline)) void bad_canary(const unsigned char *c, size_t front,
+static AX_API __attribute__((noreturn, noinline)) void bad_canary(const unsigned char *c, size_t front,
                                                            size_t n, const void *p) {
   size_t from = front - (front > FRONT ? 32 : CANARY_FRONT);
   if (find_not(c, from, front, CANARY_BYTE) != front)
-    axi_fatal("axmalloc: heap buffer underflow before block %p (size %zu, written at offset %d)\n",
+    axi_write("axmalloc: heap buffer underflow before block %p (size %zu, written at offset %d)\n",
               p, n, (int)find_not(c, from, front, CANARY_BYTE) - (int)front);
-  axi_fatal("axmalloc: heap buffer overflow after block %p (size %zu)\n", p, n);
+  else
+    axi_write("axmalloc: heap buffer overflow after block %p (size %zu)\n", p, n);
+  die((uintptr_t)c);
 }
 
 /* pre: page in use, p inside it. post: the live block p names, checked (header, canaries),
  * described in *out; aborts naming p otherwise. Memcheck sees all of it opened but the
  * program's bytes. */
-static ax_block_t *live_block(const char *fn, ax_page_t *page, const void *p, live_t *out) {
+static AX_API ax_block_t *live_block(const char *fn, ax_page_t *page, const void *p, live_t *out) {
   ax_block_t *b = block_of(page, p);
   if (!b)
-    axi_invalid_free(fn, p);
+    invalid(fn, p);
   size_t bs = page->block_size;
   AX_TRACK_DEFINED(b, sizeof *b);
   if (!decode(page, b, bs, out) || (uintptr_t)b + out->front != (uintptr_t)p)
@@ -237,11 +290,12 @@ static ax_block_t *live_block(const char *fn, ax_page_t *page, const void *p, li
   return b;
 }
 
-static __attribute__((noreturn, noinline)) void written_after_free(const unsigned char *c,
+static AX_API __attribute__((noreturn, noinline)) void written_after_free(const unsigned char *c,
                                                                    size_t to, size_t front) {
   size_t at = find_not(c, 8, to, 0);
-  axi_fatal("axmalloc: use after free: block %p was written after free (at offset %d)\n",
+  axi_write("axmalloc: use after free: block %p was written after free (at offset %d)\n",
             (void *)(c + front), at == to ? -(int)front : (int)at - (int)front);
+  die((uintptr_t)c);
 }
 
 /* A write after free shows as a byte that is not zero in [8, to) of a free block b, or, when
@@ -265,6 +319,7 @@ static bool large(const ax_page_t *page) { return page->block_size > AX_MEDIUM_M
 
 /* The block goes back to its page, as the default mode's free would put it. */
 static void release(ax_page_t *page, ax_block_t *b) {
+  stacks_clear((uintptr_t)b);
   uintptr_t owner = ax_atomic_load_relaxed(&page->xowner);
   if ((owner & ~AX_OWNER_FLAGS) == ax_arch_thread_id()) {
     axi_set_link(page, b, page->local_free);
@@ -288,7 +343,7 @@ static ax_block_t *slot_block(uintptr_t s) { return (ax_block_t *)(s & ~(uintptr
 static size_t slot_front(uintptr_t s) { return (size_t)FRONT << (s & 15); }
 
 /* The oldest block of heap's quarantine leaves it: checked, then back to its page. */
-static void evict(ax_heap_t *heap) {
+static AX_API void evict(ax_heap_t *heap) {
   uintptr_t s = (uintptr_t)heap->quarantine[heap->q_head];
   ax_block_t *b = slot_block(s);
   heap->q_head = (heap->q_head + 1) % QUARANTINE_SLOTS;
@@ -317,7 +372,7 @@ static bool can_hold(ax_heap_t *heap) {
 
 /* b (freed, zeroed, HELD) waits in heap's quarantine; the oldest leave for room.
  * pre: can_hold(heap). */
-static void hold(ax_heap_t *heap, ax_page_t *page, ax_block_t *b, size_t front) {
+static AX_API void hold(ax_heap_t *heap, ax_page_t *page, ax_block_t *b, size_t front) {
   size_t bs = page->block_size;
   while (heap->q_count &&
          (heap->q_count == QUARANTINE_SLOTS || heap->q_bytes + bs > QUARANTINE_BYTES))
@@ -330,7 +385,7 @@ static void hold(ax_heap_t *heap, ax_page_t *page, ax_block_t *b, size_t front) 
 
 /* Every block of heap's quarantine back to its page (thread exit, trim, a refused mapping).
  * pre: heap is the calling thread's. */
-void axi_check_flush(ax_heap_t *heap) {
+AX_API void axi_check_flush(ax_heap_t *heap) {
   while (heap->q_count)
     evict(heap);
 }
@@ -359,6 +414,7 @@ void axi_check_orphan(ax_heap_t *heap) {
       if (hi > lo)
         axi_os_protect((void *)lo, hi - lo, true);
     }
+    stacks_clear((uintptr_t)b);
     axi_page_return(b);
   }
   heap->q_bytes = 0;
@@ -367,9 +423,10 @@ void axi_check_orphan(ax_heap_t *heap) {
 /* b, just checked and no longer live (its front given): zeroed, HELD, into heap's quarantine
  * (the calling thread's; NULL in its last destructors, or no ring to be had: back to its page
  * at once). */
-static void retire(ax_heap_t *heap, ax_page_t *page, ax_block_t *b, size_t front) {
+static AX_API void retire(ax_heap_t *heap, ax_page_t *page, ax_block_t *b, size_t front) {
   if (!can_hold(heap))
     heap = NULL;
+  stacks_free((uintptr_t)b);
   size_t bs = page->block_size;
   unsigned char *c = (unsigned char *)b;
   AX_TRACK_UNDEFINED(b, bs);
@@ -438,28 +495,35 @@ static void *huge_live(ax_segment_t *seg, size_t n, size_t front, size_t defined
 }
 
 /* post: the size of the live huge block p; aborts on a bad pointer, double free, overflow. */
-static size_t huge_block(const char *fn, ax_segment_t *seg, const void *p) {
+static AX_API size_t huge_block(const char *fn, ax_segment_t *seg, const void *p) {
   ax_page_t *page = &seg->pages[0];
   const unsigned char *q = (const unsigned char *)page->area;
   if ((uintptr_t)p - page->area != huge_front(seg))
-    axi_invalid_free(fn, p);
-  if (!page->in_use)
-    axi_double_free(fn, p);
+    invalid(fn, p);
+  if (!page->in_use) {
+    axi_say_double_free(fn, p);
+    die(0);
+  }
   size_t n = huge_n(seg), front = huge_front(seg);
   AX_TRACK_DEFINED(q, front);
   AX_TRACK_DEFINED(q + front + n, HUGE_CANARY);
   size_t from = front > 32 ? front - 32 : 0;
-  if (find_not(q, from, front, CANARY_BYTE) != front)
-    axi_fatal("axmalloc: heap buffer underflow before block %p (size %zu, written at offset %d)\n",
+  if (find_not(q, from, front, CANARY_BYTE) != front) {
+    axi_write("axmalloc: heap buffer underflow before block %p (size %zu, written at offset %d)\n",
               p, n, (int)find_not(q, from, front, CANARY_BYTE) - (int)front);
-  if (find_not(q, front + n, front + n + HUGE_CANARY, CANARY_BYTE) != front + n + HUGE_CANARY)
-    axi_fatal("axmalloc: heap buffer overflow after block %p (size %zu)\n", p, n);
+    die((uintptr_t)q);
+  }
+  if (find_not(q, front + n, front + n + HUGE_CANARY, CANARY_BYTE) != front + n + HUGE_CANARY) {
+    axi_write("axmalloc: heap buffer overflow after block %p (size %zu)\n", p, n);
+    die((uintptr_t)q);
+  }
   AX_TRACK_NOACCESS(q, front);
   AX_TRACK_NOACCESS(q + front + n, HUGE_CANARY);
   return n;
 }
 
 static void huge_free(ax_segment_t *seg, void *p) {
+  stacks_clear(seg->pages[0].area);
   AX_TRACK_FREE(p);
   AX_TRACK_MALLOC((void *)seg->pages[0].area, 0, 0); /* (huge.c frees the area's) */
   axi_huge_free(seg);
@@ -487,7 +551,7 @@ static inline unsigned class_for(size_t need, size_t align) {
 /* pre: heap is the calling thread's (initialised); align a power of two; kind 0, or
  * KIND_ARRAY (operator new[]). post: a checked block of n bytes (zeroed if zero), or NULL
  * with errno = ENOMEM. */
-static void *check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero, unsigned kind) {
+static AX_API void *check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero, unsigned kind) {
   if (n > PTRDIFF_MAX - AX_SEGMENT_SIZE) {
     errno = ENOMEM;
     return NULL;
@@ -501,7 +565,10 @@ static void *check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero, un
       axi_check_flush(heap);
       q = axi_heap_huge_alloc(heap, front + n + HUGE_CANARY, align, zero);
     }
-    return q ? huge_live(axi_huge_segment_of(q), n, front, zero ? n : 0) : NULL;
+    if (!q)
+      return NULL;
+    stacks_alloc((uintptr_t)q);
+    return huge_live(axi_huge_segment_of(q), n, front, zero ? n : 0);
   }
   ax_page_t *page = heap->queue[c].first;
   if (!page || !page->free)
@@ -522,6 +589,7 @@ static void *check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero, un
   AX_TRACK_DEFINED(b, bs);
   watch(page, b, min_size(bs, 8 + WATCH_MALLOC), false, FRONT);
   make_live(page, b, n, front, kind);
+  stacks_alloc((uintptr_t)b);
   AX_TRACK_NOACCESS(b, bs);
   void *p = (char *)b + front;
   AX_TRACK_MALLOC(p, n, zero);
@@ -530,50 +598,54 @@ static void *check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero, un
   return p;
 }
 
-void *axi_check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero) {
+AX_API void *axi_check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero) {
   return check_malloc(heap, n, align, zero, 0);
 }
 
 /* operator new[]'s block: delete[] must free it, delete must not. pre: as axi_check_malloc. */
-void *axi_check_new_array(ax_heap_t *heap, size_t n) {
+AX_API void *axi_check_new_array(ax_heap_t *heap, size_t n) {
   return check_malloc(heap, n, 16, false, KIND_ARRAY);
 }
 
 /* A sized free (how) of a block of n bytes asked for: the very size (sized delete), or one
  * that fits (free_sized); delete[] of new[]'s blocks only, delete of none of them. */
-static void check_dealloc(const char *fn, const void *p, size_t n, unsigned kind, size_t size,
-                          enum ax_sized how, enum ax_dealloc by) {
-  if (how == AX_SIZED_EXACT ? size != n : how == AX_SIZED_FITS && size > n)
-    axi_bad_size(fn, p, size, n);
+static AX_API void check_dealloc(const char *fn, uintptr_t b, const void *p, size_t n, unsigned kind,
+                          size_t size, enum ax_sized how, enum ax_dealloc by) {
+  if (how == AX_SIZED_EXACT ? size != n : how == AX_SIZED_FITS && size > n) {
+    axi_say_bad_size(fn, p, size, n);
+    die(b);
+  }
   if ((by == AX_DEALLOC_DELETE_ARRAY && kind != KIND_ARRAY) ||
-      (by == AX_DEALLOC_DELETE && kind == KIND_ARRAY))
-    axi_fatal("axmalloc: %s(): mismatched deallocation of %p (allocated by %s)\n", fn, p,
+      (by == AX_DEALLOC_DELETE && kind == KIND_ARRAY)) {
+    axi_write("axmalloc: %s(): mismatched deallocation of %p (allocated by %s)\n", fn, p,
               kind == KIND_ARRAY ? "operator new[]" : "malloc or operator new");
+    die(b);
+  }
 }
 
 /* pre: seg validated; page = the descriptor p falls in; size, how and by the free's (enum
  * ax_sized, enum ax_dealloc); heap the calling thread's (NULL: none, the block is not held).
  * Frees p or aborts. */
-void axi_check_free(ax_heap_t *heap, const char *fn, ax_segment_t *seg, ax_page_t *page, void *p,
+AX_API void axi_check_free(ax_heap_t *heap, const char *fn, ax_segment_t *seg, ax_page_t *page, void *p,
                     size_t size, enum ax_sized how, enum ax_dealloc by) {
   if (seg->kind == AX_KIND_HUGE) {
-    check_dealloc(fn, p, huge_block(fn, seg, p), 0, size, how, AX_DEALLOC_FREE);
+    check_dealloc(fn, seg->pages[0].area, p, huge_block(fn, seg, p), 0, size, how, AX_DEALLOC_FREE);
     huge_free(seg, p);
     return;
   }
   axi_page_validate(seg, page);
   if (!page->in_use || page->block_size == 0)
-    axi_invalid_free(fn, p);
+    invalid(fn, p);
   live_t lv;
   ax_block_t *b = live_block(fn, page, p, &lv);
-  check_dealloc(fn, p, lv.n, lv.kind, size, how, by);
+  check_dealloc(fn, (uintptr_t)b, p, lv.n, lv.kind, size, how, by);
   AX_TRACK_FREE(p);
   retire(heap, page, b, lv.front);
 }
 
 /* pre: seg validated; page = the descriptor p falls in; heap the caller's.
  * post: the block resized (maybe moved), or NULL with errno = ENOMEM and p untouched. */
-void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size_t n) {
+AX_API void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size_t n) {
   ax_segment_t *seg = x->seg;
   ax_page_t *page = x->page;
   bool huge = seg->kind == AX_KIND_HUGE;
@@ -585,7 +657,7 @@ void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size_t n) {
   } else {
     axi_page_validate(seg, page);
     if (!page->in_use || page->block_size == 0)
-      axi_invalid_free("realloc", p);
+      invalid("realloc", p);
     b = live_block("realloc", page, p, &lv);
     AX_TRACK_NOACCESS(b, lv.front);
     AX_TRACK_NOACCESS((char *)p + lv.n, page->block_size - lv.front - lv.n);
@@ -599,8 +671,13 @@ void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size_t n) {
     AX_TRACK_FREE(p);
     AX_TRACK_MALLOC(area, seg->map_size - ((uintptr_t)area - (uintptr_t)seg), 0);
     void *q = axi_huge_realloc(seg, area, lv.front + n + HUGE_CANARY);
-    if (q)
+    if (q) {
+      uint64_t v = axi_check_stacks ? axi_leak_get((uintptr_t)area) : 0;
+      stacks_clear((uintptr_t)area);
+      if (v)
+        axi_leak_set((uintptr_t)q, v); /* (the block moved: its stacks follow) */
       return huge_live(axi_huge_segment_of(q), n, lv.front, lv.n);
+    }
     AX_TRACK_FREE(area);
     AX_TRACK_MALLOC(p, lv.n, 0);
     AX_TRACK_DEFINED(p, lv.n);
@@ -630,12 +707,12 @@ void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size_t n) {
 }
 
 /* malloc_usable_size of x, p as the program passed it: the size it asked for. */
-size_t axi_check_usable(const ax_ptr_t *x, const void *p) {
+AX_API size_t axi_check_usable(const ax_ptr_t *x, const void *p) {
   if (x->seg->kind == AX_KIND_HUGE)
     return huge_block("malloc_usable_size", x->seg, p);
   axi_page_validate(x->seg, x->page);
   if (!x->page->in_use || x->page->block_size == 0)
-    axi_invalid_free("malloc_usable_size", p);
+    invalid("malloc_usable_size", p);
   live_t lv;
   live_block("malloc_usable_size", x->page, p, &lv);
   AX_TRACK_NOACCESS((const char *)p - lv.front, lv.front);

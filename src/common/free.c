@@ -113,8 +113,9 @@ static ax_heap_t *checked_heap(void) {
 
 /* free() of a pointer that is not the start of a carved block in a small/medium/large page:
  * what it is (ptr.c) says which mode frees it. A sized free (how) checks size first; checked
- * mode also checks which call frees it (by). */
-static AX_NOINLINE void free_irregular(void *p, const char *fn, size_t size, enum ax_sized how,
+ * mode also checks which call frees it (by). An entry point (AX_API): the stacks checked
+ * mode keeps (check.c) start at its caller. */
+static AX_NOINLINE AX_API void free_irregular(void *p, const char *fn, size_t size, enum ax_sized how,
                                        enum ax_dealloc by) {
   if (p == NULL)
     return;

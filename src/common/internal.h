@@ -47,6 +47,9 @@ AXI_HIDDEN extern uint8_t axi_prof_unwind_mode;
  * tagging. Set once by process init, before the first page exists; 2: all (the still
  * reachable blocks reported too). */
 AXI_HIDDEN extern uint8_t axi_leaks;
+/* Checked mode keeps every block's stacks for its reports (leak.c, check.c): AXMALLOC_CHECK=1
+ * with AXMALLOC_PROF=1. Set once by process init. */
+AXI_HIDDEN extern bool axi_check_stacks;
 /* The profiler or the leak checker is on: malloc's slow path goes to them. Set once by process
  * init, with them. */
 AXI_HIDDEN extern bool axi_malloc_hooked;
@@ -182,6 +185,9 @@ AXI_HIDDEN __attribute__((noreturn)) void axi_invalid_free(const char *fn, const
 AXI_HIDDEN __attribute__((noreturn)) void axi_double_free(const char *fn, const void *p);
 AXI_HIDDEN __attribute__((noreturn)) void axi_bad_size(const char *fn, const void *p, size_t size,
                                                        size_t block);
+AXI_HIDDEN void axi_say_invalid_free(const char *fn, const void *p);
+AXI_HIDDEN void axi_say_double_free(const char *fn, const void *p);
+AXI_HIDDEN void axi_say_bad_size(const char *fn, const void *p, size_t size, size_t block);
 AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted_transit(const void *b);
 AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted(const void *at);
 AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted_list(const ax_page_t *page,
@@ -595,6 +601,10 @@ AXI_HIDDEN void axi_leak_ready(void);
 AXI_HIDDEN void axi_leak_new(void *p, size_t size);
 AXI_HIDDEN void axi_leak_forget(ax_page_t *page, void *p);
 AXI_HIDDEN void axi_leak_resize(void *p, size_t size);
+AXI_HIDDEN uint32_t axi_leak_stack_here(void);
+AXI_HIDDEN void axi_leak_set(uintptr_t p, uint64_t v);
+AXI_HIDDEN uint64_t axi_leak_get(uintptr_t p);
+AXI_HIDDEN void axi_leak_print_stack(const char *title, uint32_t id);
 
 /* ==== lifecycle: lifecycle.c ============================================================ */
 

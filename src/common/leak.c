@@ -153,16 +153,33 @@ static ax_atomic_word *word_made(uintptr_t p) {
  * ran, or from inside a walk (libgcc's first lookup allocates), gets the unknown stack.
  * pre: axi_leaks; p is a block no other thread can free yet. */
 AX_NOINLINE AX_API void axi_leak_new(void *p, size_t size) {
-  ax_heap_t *heap = axi_tls_heap;
-  uint32_t id = AX_LEAK_NO_STACK;
-  if (ready && heap != &axi_heap_empty && !heap->prof.busy) {
-    ax_prof_stack_t st;
-    axi_prof_capture(heap, &st);
-    id = stack_id(&st);
-  }
+  uint32_t id = axi_leak_stack_here();
   ax_atomic_word *w = word_made((uintptr_t)p);
   if (w)
     ax_atomic_store_relaxed(w, (uintptr_t)(size < AX_LEAK_BIG ? size : AX_LEAK_BIG) << 32 | id);
+}
+
+/* The depot id of the caller's stack (the allocator's frames dropped: AX_API): the unknown
+ * stack before constructors ran, on a thread without a heap, or from inside a walk. pre: the
+ * depot is mapped (axi_leaks or axi_check_stacks). */
+AX_NOINLINE AX_API uint32_t axi_leak_stack_here(void) {
+  ax_heap_t *heap = axi_tls_heap;
+  if (!ready || heap == &axi_heap_empty || heap->prof.busy)
+    return AX_LEAK_NO_STACK;
+  ax_prof_stack_t st;
+  axi_prof_capture(heap, &st);
+  return stack_id(&st);
+}
+
+/* The side word of the block at p set to v (0: cleared), its tables mapped if need be. */
+void axi_leak_set(uintptr_t p, uint64_t v) {
+  ax_atomic_word *w = v ? word_made(p) : axi_leak_word(p);
+  if (w)
+    ax_atomic_store_relaxed(w, v);
+}
+uint64_t axi_leak_get(uintptr_t p) {
+  ax_atomic_word *w = axi_leak_word(p);
+  return w ? ax_atomic_load_relaxed(w) : 0;
 }
 
 /* free (or realloc) of the block at p, any thread: it is no longer live. A block whose word is
@@ -191,8 +208,24 @@ void axi_leak_resize(void *p, size_t size) {
 /* ---- init ---------------------------------------------------------------------------------- */
 
 /* pre: process init, after checked mode and tagging are decided, before the profiler's. */
+static bool depot_map(void) {
+  depot_slot = axi_os_map(DEPOT_SLOTS * sizeof *depot_slot);
+  axi_leak_depot = axi_os_map(DEPOT_BYTES);
+  axi_leak_depot_top = sizeof(ax_leak_stack_t); /* id 1: the stack not known, no frames */
+  return depot_slot && axi_leak_depot;
+}
+
+/* pre: process init, after checked mode and tagging are decided, before the profiler's.
+ * Checked mode with AXMALLOC_PROF=1 keeps its blocks' stacks here (axi_check_stacks): the
+ * depot and the side words, without the check at exit. */
 void axi_leak_init(void) {
   leak_options();
+  if (axi_checked && axi_option_num(AXI_OPTION_PROF)) {
+    if (depot_map())
+      axi_check_stacks = true;
+    else
+      axi_write("axmalloc: no memory for checked mode's allocation stacks: none kept\n");
+  }
   if (!axi_leaks)
     return;
   if (axi_checked || axi_mte) {
@@ -201,18 +234,16 @@ void axi_leak_init(void) {
     axi_leaks = 0;
     return;
   }
-  depot_slot = axi_os_map(DEPOT_SLOTS * sizeof *depot_slot);
-  axi_leak_depot = axi_os_map(DEPOT_BYTES);
-  if (!depot_slot || !axi_leak_depot) {
+  if (!depot_map()) {
     axi_write("axmalloc: no memory for the leak checker: off\n");
     axi_leaks = 0;
     return;
   }
-  axi_leak_depot_top = sizeof(ax_leak_stack_t); /* id 1: the stack not known, no frames */
-  axi_write_keep_stderr();                      /* the report at exit must find stderr (print.c) */
+  axi_write_keep_stderr(); /* the report at exit must find stderr (print.c) */
 }
 
-/* Constructors run: from now on stacks are walked (prof.c warmed the unwinder up). */
+/* Constructors run: from now on stacks are walked (prof.c warmed the unwinder up). pre:
+ * axi_leaks or axi_check_stacks. */
 void axi_leak_ready(void) {
   ready = true;
   leak_pid = getpid();
@@ -361,9 +392,7 @@ static void sort_smallest_last(uint32_t *v, size_t n, unsigned k) { /* a min-hea
   }
 }
 
-static void print_stack(const ax_leak_stack_t *s) {
-  if (s->depth == 0)
-    axi_write("    (no stack: allocated before constructors ran, or by the unwinder)\n");
+static void print_frames(const ax_leak_stack_t *s) {
   for (unsigned f = 0; f < s->depth; f++) {
     ax_sym_t sym;
     axi_symbolize(s->pc[f], &sym);
@@ -374,7 +403,22 @@ static void print_stack(const ax_leak_stack_t *s) {
       axi_write("    #%d %p (%s+0x%llx)\n", (int)f, (void *)s->pc[f], sym.module,
                 (unsigned long long)sym.module_off);
   }
+}
+
+static void print_stack(const ax_leak_stack_t *s) {
+  if (s->depth == 0)
+    axi_write("    (no stack: allocated before constructors ran, or by the unwinder)\n");
+  print_frames(s);
   axi_write("\n");
+}
+
+/* The stack id names, its frames symbolised, under a line of its own (checked mode's reports). */
+void axi_leak_print_stack(const char *title, uint32_t id) {
+  const ax_leak_stack_t *s = axi_leak_stack(id);
+  axi_write("  %s:\n", title);
+  if (s->depth == 0)
+    axi_write("    (not known: before constructors ran, or inside the unwinder)\n");
+  print_frames(s);
 }
 
 /* The ids of the stacks with blocks of kind k and not suppressed, in memory of their own. */

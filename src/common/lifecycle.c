@@ -38,7 +38,7 @@ static void process_init(void) {
     axi_write("axmalloc: memory tagging is not available with checked mode: off\n");
   axi_mte_init(mte && !axi_checked);
   axi_bulk_init();
-  axi_leak_init(); /* after checked mode and tagging, which rule it out */
+  axi_leak_init(); /* after checked mode and tagging, which rule it out (or keep stacks) */
   axi_prof_init(); /* after those three, which rule it out */
   axi_malloc_hooked = axi_prof_on || axi_leaks;
   if (axi_options.verbose)
@@ -52,7 +52,11 @@ static void process_init(void) {
               axi_force_mt ? " (AXMALLOC_FORCE_MT)" : "", axi_bulk_zero_name(),
               axi_bulk_copy_name(), axi_os_page, (size_t)(AX_SEGMENT_SIZE >> 10),
               (size_t)axi_options.purge_delay_ms, axi_checked ? ", checked mode" : "",
-              axi_mte_state, axi_prof_on ? "on" : "off", axi_leaks ? ", leak checker on" : "");
+              axi_mte_state,
+              axi_prof_on        ? "on"
+              : axi_check_stacks ? "off (checked mode: every block's stacks kept)"
+                                 : "off",
+              axi_leaks ? ", leak checker on" : "");
   if (axi_options.verbose)
     axi_write("axmalloc: transparent huge pages %s (kernel: %s, huge page %zu KiB)%s\n",
               axi_thp_option_name(), axi_thp_kernel_name(), axi_thp_size() >> 10,
@@ -83,7 +87,7 @@ static void init_once(void) {
 __attribute__((constructor)) static void process_ready(void) {
   axi_heap_get();
   axi_prof_ready();
-  if (axi_leaks)
+  if (axi_leaks || axi_check_stacks)
     axi_leak_ready();
 }
 

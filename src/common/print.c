@@ -180,19 +180,32 @@ const char *axi_strerror(int err, char *buf) {
 
 /* ---- the fatal reports, each naming what it found ------------------------------------ */
 
+/* (The axi_say_* write a report's line only: check.c adds the block's stacks, then aborts.) */
+void axi_say_invalid_free(const char *fn, const void *p) {
+  axi_write("axmalloc: %s(): invalid pointer %p\n", fn, p);
+}
 void axi_invalid_free(const char *fn, const void *p) {
-  axi_fatal("axmalloc: %s(): invalid pointer %p\n", fn, p);
+  axi_say_invalid_free(fn, p);
+  abort();
 }
 
+void axi_say_double_free(const char *fn, const void *p) {
+  axi_write("axmalloc: %s(): double free %p\n", fn, p);
+}
 void axi_double_free(const char *fn, const void *p) {
-  axi_fatal("axmalloc: %s(): double free %p\n", fn, p);
+  axi_say_double_free(fn, p);
+  abort();
 }
 
 /* A sized free whose size is not the block's (free.c, check.c: block is the bytes it holds,
  * or in checked mode the size it was allocated with). */
-void axi_bad_size(const char *fn, const void *p, size_t size, size_t block) {
-  axi_fatal("axmalloc: %s(): size mismatch %p (freed as %zu bytes, the block holds %zu)\n", fn, p,
+void axi_say_bad_size(const char *fn, const void *p, size_t size, size_t block) {
+  axi_write("axmalloc: %s(): size mismatch %p (freed as %zu bytes, the block holds %zu)\n", fn, p,
             size, block);
+}
+void axi_bad_size(const char *fn, const void *p, size_t size, size_t block) {
+  axi_say_bad_size(fn, p, size, block);
+  abort();
 }
 
 void axi_corrupted(const void *at) {

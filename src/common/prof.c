@@ -43,7 +43,7 @@ static _Unwind_Reason_Code first_frame(struct _Unwind_Context *ctx, void *arg) {
  * AXMALLOC_PROF_SAMPLE=4096). So that first walk happens here, before anything is sampled.
  * pre: process init done; called once, from a constructor (lifecycle.c). */
 void axi_prof_ready(void) {
-  if (axi_prof_on || axi_leaks) /* (the leak checker walks with the same unwinder) */
+  if (axi_prof_on || axi_leaks || axi_check_stacks) /* (they walk with the same unwinder) */
     _Unwind_Backtrace(first_frame, NULL);
   ready = true;
 }
@@ -568,6 +568,11 @@ void axi_prof_init(void) {
   axi_prof.leaks = axi_option_num(AXI_OPTION_PROF_LEAKS) != 0;
   if (!axi_option_num(AXI_OPTION_PROF) && !axi_prof.leaks)
     return;
+  if (axi_check_stacks) { /* (leak.c) */
+    axi_write("axmalloc: heap profiling is not available with checked mode: no profile is "
+              "written; its reports name the stacks that allocated and freed each block\n");
+    return;
+  }
   if (axi_slow_only()) { /* their blocks are checked or tagged where they are */
     axi_write("axmalloc: heap profiling is not available with checked mode, memory "
               "tagging or the leak checker: off\n");

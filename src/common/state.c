@@ -22,6 +22,7 @@ bool axi_mte;
 const char *axi_mte_state = "off";
 bool axi_prof_on;
 uint8_t axi_leaks;
+bool axi_check_stacks;
 bool axi_malloc_hooked;
 uint8_t axi_prof_unwind_mode;
 uintptr_t axi_cookie_key = 0x5bd1e9955bd1e995u; /* randomised by process init */
