@@ -293,7 +293,8 @@ static int stack_ok(const char *name, const char *out, const char *title, const 
   const char *t = strstr(out, title);
   if (!want) {
     if (t)
-      fprintf(stderr, "t_check %s: a stack \"%s\" that should not be there:\n%s\n", name, title, out);
+      fprintf(stderr, "t_check %s: a stack \"%s\" that should not be there:\n%s\n", name, title,
+              out);
     return t == NULL;
   }
   if (!t) {

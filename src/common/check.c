@@ -243,8 +243,8 @@ static inline void make_live(const ax_page_t *page, ax_block_t *b, size_t n, siz
 /* A block whose header decodes to nothing: freed already (HELD: in a quarantine; a link: on
  * its page's lists or in a batch of remote frees), its header overwritten by an underflow, or
  * p is no block's pointer. */
-static AX_API __attribute__((noreturn)) void bad_header(const char *fn, ax_page_t *page, ax_block_t *b,
-                                                 const void *p) {
+static AX_API __attribute__((noreturn)) void bad_header(const char *fn, ax_page_t *page,
+                                                        ax_block_t *b, const void *p) {
   if (is_held(page, b) || axi_looks_free(page, b)) { /* (a link: on a list, or in transit) */
     axi_say_double_free(fn, p);
     die((uintptr_t)b);
@@ -260,8 +260,8 @@ static AX_API __attribute__((noreturn)) void bad_header(const char *fn, ax_page_
 }
 
 /* A canary of the block at c (n bytes at front) was written: which one, where. */
-static AX_API __attribute__((noreturn, noinline)) void bad_canary(const unsigned char *c, size_t front,
-                                                           size_t n, const void *p) {
+static AX_API __attribute__((noreturn, noinline)) void
+bad_canary(const unsigned char *c, size_t front, size_t n, const void *p) {
   size_t from = front - (front > FRONT ? 32 : CANARY_FRONT);
   if (find_not(c, from, front, CANARY_BYTE) != front)
     axi_write("axmalloc: heap buffer underflow before block %p (size %zu, written at offset %d)\n",
@@ -291,7 +291,7 @@ static AX_API ax_block_t *live_block(const char *fn, ax_page_t *page, const void
 }
 
 static AX_API __attribute__((noreturn, noinline)) void written_after_free(const unsigned char *c,
-                                                                   size_t to, size_t front) {
+                                                                          size_t to, size_t front) {
   size_t at = find_not(c, 8, to, 0);
   axi_write("axmalloc: use after free: block %p was written after free (at offset %d)\n",
             (void *)(c + front), at == to ? -(int)front : (int)at - (int)front);
@@ -551,7 +551,8 @@ static inline unsigned class_for(size_t need, size_t align) {
 /* pre: heap is the calling thread's (initialised); align a power of two; kind 0, or
  * KIND_ARRAY (operator new[]). post: a checked block of n bytes (zeroed if zero), or NULL
  * with errno = ENOMEM. */
-static AX_API void *check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero, unsigned kind) {
+static AX_API void *check_malloc(ax_heap_t *heap, size_t n, size_t align, bool zero,
+                                 unsigned kind) {
   if (n > PTRDIFF_MAX - AX_SEGMENT_SIZE) {
     errno = ENOMEM;
     return NULL;
@@ -609,8 +610,9 @@ AX_API void *axi_check_new_array(ax_heap_t *heap, size_t n) {
 
 /* A sized free (how) of a block of n bytes asked for: the very size (sized delete), or one
  * that fits (free_sized); delete[] of new[]'s blocks only, delete of none of them. */
-static AX_API void check_dealloc(const char *fn, uintptr_t b, const void *p, size_t n, unsigned kind,
-                          size_t size, enum ax_sized how, enum ax_dealloc by) {
+static AX_API void check_dealloc(const char *fn, uintptr_t b, const void *p, size_t n,
+                                 unsigned kind, size_t size, enum ax_sized how,
+                                 enum ax_dealloc by) {
   if (how == AX_SIZED_EXACT ? size != n : how == AX_SIZED_FITS && size > n) {
     axi_say_bad_size(fn, p, size, n);
     die(b);
@@ -626,8 +628,8 @@ static AX_API void check_dealloc(const char *fn, uintptr_t b, const void *p, siz
 /* pre: seg validated; page = the descriptor p falls in; size, how and by the free's (enum
  * ax_sized, enum ax_dealloc); heap the calling thread's (NULL: none, the block is not held).
  * Frees p or aborts. */
-AX_API void axi_check_free(ax_heap_t *heap, const char *fn, ax_segment_t *seg, ax_page_t *page, void *p,
-                    size_t size, enum ax_sized how, enum ax_dealloc by) {
+AX_API void axi_check_free(ax_heap_t *heap, const char *fn, ax_segment_t *seg, ax_page_t *page,
+                           void *p, size_t size, enum ax_sized how, enum ax_dealloc by) {
   if (seg->kind == AX_KIND_HUGE) {
     check_dealloc(fn, seg->pages[0].area, p, huge_block(fn, seg, p), 0, size, how, AX_DEALLOC_FREE);
     huge_free(seg, p);

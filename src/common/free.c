@@ -115,8 +115,8 @@ static ax_heap_t *checked_heap(void) {
  * what it is (ptr.c) says which mode frees it. A sized free (how) checks size first; checked
  * mode also checks which call frees it (by). An entry point (AX_API): the stacks checked
  * mode keeps (check.c) start at its caller. */
-static AX_NOINLINE AX_API void free_irregular(void *p, const char *fn, size_t size, enum ax_sized how,
-                                       enum ax_dealloc by) {
+static AX_NOINLINE AX_API void free_irregular(void *p, const char *fn, size_t size,
+                                              enum ax_sized how, enum ax_dealloc by) {
   if (p == NULL)
     return;
   if (ax_unlikely(axi_checked)) { /* a page's block: straight to check.c */
