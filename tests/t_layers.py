@@ -48,6 +48,10 @@ ALLOWED = {
     # checked mode's free pattern written as a page carves fresh blocks (page_extend): the
     # one place a mode reaches into the page layer's carving, behind axi_checked
     ("page.c", "axi_check_carve"): "checked mode's carve hook",
+    # checked mode's stacks: one malloc and free at start-up, through the entry points, so that
+    # their walks' frames are known before libgcc's registry frees under its lock (lifecycle.c)
+    ("lifecycle.c", "ax_malloc"): "checked mode's stack walks warmed up",
+    ("lifecycle.c", "ax_free"): "checked mode's stack walks warmed up",
 }
 MAX_CIRCLE = 2  # new_delete.cc and cxx_replaced.c: the C++ operators and their replacement probe
 

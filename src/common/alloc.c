@@ -158,7 +158,7 @@ AX_API void *ax_calloc(size_t count, size_t size) {
 
 /* malloc_usable_size of a pointer the block-start test did not take (ptr.c): a tagged block,
  * checked mode's (the size the program asked for), a profiler slot, a huge block. */
-static AX_NOINLINE size_t usable_irregular(const char *fn, const void *p) {
+static AX_NOINLINE AX_API size_t usable_irregular(const char *fn, const void *p) {
   ax_ptr_t x;
   axi_ptr_classify(fn, (void *)p, true, &x);
   switch (x.kind) {

@@ -318,7 +318,7 @@ static uintptr_t held_open_end(const ax_block_t *b) {
 static bool large(const ax_page_t *page) { return page->block_size > AX_MEDIUM_MAX; }
 
 /* The block goes back to its page, as the default mode's free would put it. */
-static void release(ax_page_t *page, ax_block_t *b) {
+static AX_API void release(ax_page_t *page, ax_block_t *b) {
   stacks_clear((uintptr_t)b);
   uintptr_t owner = ax_atomic_load_relaxed(&page->xowner);
   if ((owner & ~AX_OWNER_FLAGS) == ax_arch_thread_id()) {
@@ -426,7 +426,8 @@ void axi_check_orphan(ax_heap_t *heap) {
 static AX_API void retire(ax_heap_t *heap, ax_page_t *page, ax_block_t *b, size_t front) {
   if (!can_hold(heap))
     heap = NULL;
-  stacks_free((uintptr_t)b);
+  if (heap) /* (not held: no stack kept) */
+    stacks_free((uintptr_t)b);
   size_t bs = page->block_size;
   unsigned char *c = (unsigned char *)b;
   AX_TRACK_UNDEFINED(b, bs);

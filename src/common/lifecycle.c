@@ -89,6 +89,11 @@ __attribute__((constructor)) static void process_ready(void) {
   axi_prof_ready();
   if (axi_leaks || axi_check_stacks)
     axi_leak_ready();
+  /* checked mode's stacks: the walk from a free (and a malloc) looked up once here, so that a
+   * free inside libgcc's registry of unwind tables, which holds the lock a lookup takes, finds
+   * its frames known (prof_unwind.c, in_registry) */
+  if (axi_check_stacks)
+    ax_free(ax_malloc(16));
 }
 
 /* ---- thread start and exit ------------------------------------------------------------ */

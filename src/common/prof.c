@@ -568,7 +568,8 @@ void axi_prof_init(void) {
   axi_prof.leaks = axi_option_num(AXI_OPTION_PROF_LEAKS) != 0;
   if (!axi_option_num(AXI_OPTION_PROF) && !axi_prof.leaks)
     return;
-  if (axi_check_stacks) { /* (leak.c) */
+  axi_prof_unwind_mode = (uint8_t)axi_option_num(AXI_OPTION_PROF_UNWIND); /* (in enum order) */
+  if (axi_check_stacks) {                                                 /* (leak.c) */
     axi_write("axmalloc: heap profiling is not available with checked mode: no profile is "
               "written; its reports name the stacks that allocated and freed each block\n");
     return;
@@ -579,7 +580,6 @@ void axi_prof_init(void) {
     return;
   }
   axi_prof.rate = axi_option_num(AXI_OPTION_PROF_SAMPLE); /* (at least 1: options.c) */
-  axi_prof_unwind_mode = (uint8_t)axi_option_num(AXI_OPTION_PROF_UNWIND); /* (in enum order) */
   axi_prof.prefix = axi_option_str(AXI_OPTION_PROF_FILE); /* made absolute by axi_prof_dump_init */
   axi_prof_dump_init();
   axi_prof_on = true;

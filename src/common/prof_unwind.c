@@ -75,6 +75,34 @@ struct dwarf_eh_bases {
 };
 extern const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
 
+/* libgcc's registry of unwind tables (unwind-dw2-fde.c, one object: its static helpers, 5 KiB
+ * in GCC 12's libgcc_eh.a, then __register_frame_info_bases ... _Unwind_Find_FDE) mallocs and
+ * frees holding the lock _Unwind_Find_FDE takes: sorting a table at its first lookup (in
+ * search_object), freeing it in __deregister_frame_info_bases (a static program's exit, a
+ * JIT's deregistrations). A walk from such a malloc or free (a sampled one; the leak
+ * checker's and checked mode's stacks: every one) must not look a frame up there: it ends at
+ * the first return address into the registry, taken as the exported functions' span with
+ * 8 KiB before it and 4 KiB after (a stack through code of its neighbours ends early too).
+ * The walk's own frames before it are looked up already, by the thread's earlier mallocs and
+ * frees (a first free inside __deregister_frame still deadlocks). */
+extern void __register_frame_info(const void *begin, void *ob);
+extern void *__deregister_frame_info(const void *begin);
+extern void __register_frame(void *begin);
+extern void __deregister_frame(void *begin);
+static bool in_registry(uintptr_t ret) {
+  const uintptr_t at[] = {(uintptr_t)&__register_frame_info, (uintptr_t)&__deregister_frame_info,
+                          (uintptr_t)&__register_frame, (uintptr_t)&__deregister_frame,
+                          (uintptr_t)&_Unwind_Find_FDE};
+  uintptr_t lo = at[0], hi = at[0];
+  for (unsigned i = 1; i < sizeof at / sizeof at[0]; i++) {
+    lo = at[i] < lo ? at[i] : lo;
+    hi = at[i] > hi ? at[i] : hi;
+  }
+  lo -= 8192;
+  hi += 4096;
+  return ret > lo && ret - lo <= hi - lo; /* (ret - 1: the call) */
+}
+
 /* ---- rules --------------------------------------------------------------------------------- */
 
 enum {
@@ -374,6 +402,8 @@ static bool fits(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
  * uw_frame_state_for reads it. */
 static rule_t derive(uintptr_t pc) {
   const rule_t slow = {0, 0, 0, R_SLOW};
+  if (in_registry(pc)) /* (not looked up: the walk ends with this frame) */
+    return (rule_t){0, 0, 0, R_END};
   struct dwarf_eh_bases bases;
   const uint8_t *fde = _Unwind_Find_FDE((void *)(pc - 1), &bases), *p;
   if (!fde) /* libgcc ends the walk there too, unless pc is a signal's return */
