@@ -27,3 +27,15 @@ foreach(prog t_prof_prog t_prof_static)
             "${AX_EMU_ARG}" "${ax_prof_tools}")
   set_tests_properties(${name} PROPERTIES LABELS "prof" SKIP_RETURN_CODE 77 TIMEOUT 600)
 endforeach()
+
+# A JIT's unwind tables registered, walked and deregistered under every mode that walks stacks
+# at malloc or free (tests/t_jit_frames.c): a hang is the failure (TIMEOUT)
+ax_test(t_jit_frames SOURCES t_jit_frames.c)
+foreach(mode "check|AXMALLOC_CHECK=1;AXMALLOC_PROF=1" "leaks|AXMALLOC_LEAKS=1"
+             "prof|AXMALLOC_PROF=1;AXMALLOC_PROF_SAMPLE=1;AXMALLOC_PROF_FILE=${CMAKE_CURRENT_BINARY_DIR}/t_jit_frames")
+  string(REGEX MATCH "^([^|]*)\\|(.*)$" _ "${mode}")
+  add_test(NAME t_jit_frames.${CMAKE_MATCH_1} COMMAND t_jit_frames)
+  set_tests_properties(t_jit_frames.${CMAKE_MATCH_1} PROPERTIES ENVIRONMENT "${CMAKE_MATCH_2}"
+                       TIMEOUT 120 SKIP_RETURN_CODE 77 LABELS noprof)
+endforeach()
+set_tests_properties(t_jit_frames PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
