@@ -43,8 +43,10 @@ static _Unwind_Reason_Code first_frame(struct _Unwind_Context *ctx, void *arg) {
  * AXMALLOC_PROF_SAMPLE=4096). So that first walk happens here, before anything is sampled.
  * pre: process init done; called once, from a constructor (lifecycle.c). */
 void axi_prof_ready(void) {
-  if (axi_prof_on || axi_leaks || axi_check_stacks) /* (they walk with the same unwinder) */
+  if (axi_prof_on || axi_leaks || axi_check_stacks) { /* (they walk with the same unwinder) */
     _Unwind_Backtrace(first_frame, NULL);
+    axi_prof_unwind_ready();
+  }
   ready = true;
 }
 

@@ -24,6 +24,9 @@ typedef struct ax_prof_stack {
  * libgcc must walk this stack */
 AXI_HIDDEN void axi_prof_unwind(ax_heap_t *heap, ax_prof_stack_t *st);
 AXI_HIDDEN void axi_prof_unwind_fork_child(void);
+/* prof_unwind.c: the bounds of libgcc's registry of unwind tables, which a walk does not
+ * enter; called once from a constructor before any walk (axi_prof_ready) */
+AXI_HIDDEN void axi_prof_unwind_ready(void);
 /* prof.c: libgcc's walk, where axi_prof_unwind could not (st->n == 0), or beside it (check) */
 AXI_HIDDEN void axi_prof_walk_libgcc(ax_prof_stack_t *st);
 /* prof_unwind.c: is ret a return address into the allocator's entry points (section

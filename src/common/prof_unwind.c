@@ -76,31 +76,25 @@ struct dwarf_eh_bases {
 extern const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
 
 /* libgcc's registry of unwind tables (unwind-dw2-fde.c, one object: its static helpers, 5 KiB
- * in GCC 12's libgcc_eh.a, then __register_frame_info_bases ... _Unwind_Find_FDE) mallocs and
- * frees holding the lock _Unwind_Find_FDE takes: sorting a table at its first lookup (in
- * search_object), freeing it in __deregister_frame_info_bases (a static program's exit, a
- * JIT's deregistrations). A walk from such a malloc or free (a sampled one; the leak
- * checker's and checked mode's stacks: every one) must not look a frame up there: it ends at
- * the first return address into the registry, taken as the exported functions' span with
- * 8 KiB before it and 4 KiB after (a stack through code of its neighbours ends early too).
- * The walk's own frames before it are looked up already, by the thread's earlier mallocs and
- * frees (a first free inside __deregister_frame still deadlocks). */
+ * in GCC 12's libgcc_eh.a, search_object last of them, then __register_frame_info_bases ...
+ * _Unwind_Find_FDE) mallocs and frees holding the lock _Unwind_Find_FDE takes: sorting a
+ * table at its first lookup (init_object, in search_object), freeing it in
+ * __deregister_frame_info_bases (a static program's exit, a JIT's deregistrations). A walk
+ * from such a malloc or free (a sampled one; the leak checker's and checked mode's stacks:
+ * every one) must not look a frame up there: it ends at the first return address into the
+ * registry, taken as 4 KiB before the exported functions (the object's own helpers) to the end
+ * of _Unwind_Find_FDE (its FDE's range: a static program's next function is libc's
+ * __libc_start_call_main, 0x6b0 bytes after its start). The walk's own frames before it are
+ * looked up already, by the thread's earlier mallocs and frees (a first free inside
+ * __deregister_frame through a path no walk took still deadlocks). */
 extern void __register_frame_info(const void *begin, void *ob);
 extern void *__deregister_frame_info(const void *begin);
 extern void __register_frame(void *begin);
 extern void __deregister_frame(void *begin);
-static bool in_registry(uintptr_t ret) {
-  const uintptr_t at[] = {(uintptr_t)&__register_frame_info, (uintptr_t)&__deregister_frame_info,
-                          (uintptr_t)&__register_frame, (uintptr_t)&__deregister_frame,
-                          (uintptr_t)&_Unwind_Find_FDE};
-  uintptr_t lo = at[0], hi = at[0];
-  for (unsigned i = 1; i < sizeof at / sizeof at[0]; i++) {
-    lo = at[i] < lo ? at[i] : lo;
-    hi = at[i] > hi ? at[i] : hi;
-  }
-  lo -= 8192;
-  hi += 4096;
-  return ret > lo && ret - lo <= hi - lo; /* (ret - 1: the call) */
+static uintptr_t registry_lo, registry_hi; /* [lo, hi): set once by axi_prof_unwind_ready */
+
+static bool in_registry(uintptr_t ret) { /* (ret - 1: the call) */
+  return ret > registry_lo && ret - registry_lo <= registry_hi - registry_lo;
 }
 
 /* ---- rules --------------------------------------------------------------------------------- */
@@ -444,6 +438,57 @@ static rule_t derive(uintptr_t pc) {
     return slow;
   }
   return r;
+}
+
+/* The bytes a pointer of DW_EH_PE format fmt (the low 4 bits) takes, and its value (0: a
+ * format of uleb/sleb, or none). */
+static uint64_t read_format(const uint8_t *p, uint8_t fmt) {
+  uint16_t v2;
+  uint32_t v4;
+  uint64_t v8;
+  switch (fmt & 0x0f) {
+  case 0x02:
+  case 0x0a:
+    memcpy(&v2, p, 2);
+    return v2;
+  case 0x03:
+  case 0x0b:
+    memcpy(&v4, p, 4);
+    return v4;
+  case 0x00:
+  case 0x04:
+  case 0x0c:
+    memcpy(&v8, p, 8);
+    return v8;
+  }
+  return 0;
+}
+
+/* The registry's bounds (in_registry), from the exported functions and _Unwind_Find_FDE's own
+ * FDE: once, from a constructor, before a walk can meet the registry's lock held. */
+void axi_prof_unwind_ready(void) {
+  const uintptr_t at[] = {(uintptr_t)&__register_frame_info, (uintptr_t)&__deregister_frame_info,
+                          (uintptr_t)&__register_frame, (uintptr_t)&__deregister_frame};
+  uintptr_t lo = at[0], hi = (uintptr_t)&_Unwind_Find_FDE;
+  for (unsigned i = 1; i < sizeof at / sizeof at[0]; i++)
+    lo = at[i] < lo ? at[i] : lo;
+  uintptr_t end = hi + 1;
+  struct dwarf_eh_bases bases;
+  const uint8_t *fde = _Unwind_Find_FDE((void *)hi, &bases), *p;
+  const uint8_t *fend = fde ? entry_end(fde, &p) : NULL;
+  if (fend && (uintptr_t)bases.func == hi) {
+    int32_t delta;
+    memcpy(&delta, p, 4);
+    cie_t cie = parse_cie(p - delta);
+    p += 4;
+    if (cie.ok && skip_encoded(&p, fend, cie.fde_enc)) { /* pc_begin, then pc_range */
+      uint64_t range = read_format(p, cie.fde_enc);
+      if (range > 0 && range < ((uint64_t)1 << 20))
+        end = hi + (uintptr_t)range;
+    }
+  }
+  registry_lo = lo > 4096 ? lo - 4096 : 0;
+  registry_hi = end;
 }
 
 /* ---- the table of rules -------------------------------------------------------------------- */
