@@ -152,14 +152,11 @@ static inline void stacks_alloc(uintptr_t b) {
   if (ax_unlikely(axi_check_stacks))
     axi_leak_set(b, axi_leak_stack_here());
 }
-/* Once the process exits no free's stack is walked: a static program's libgcc frees its
- * sorted unwind tables holding the lock a walk takes (crtbeginT's __do_global_dtors_aux, a
- * destructor that runs after this one, which a later object of the link registers). */
-static bool exiting;
-__attribute__((destructor)) static void stacks_at_exit(void) { exiting = true; }
-
+/* (A free inside libgcc's registry of unwind tables, which holds the lock a lookup takes, is
+ * walked up to its frame there only: prof_unwind.c, in_registry. A static program's exit
+ * frees its sorted tables that way, in __do_global_dtors_aux.) */
 static inline void stacks_free(uintptr_t b) {
-  if (ax_unlikely(axi_check_stacks) && !exiting)
+  if (ax_unlikely(axi_check_stacks))
     axi_leak_set(b, (uint64_t)axi_leak_stack_here() << 32 | (uint32_t)axi_leak_get(b));
 }
 static inline void stacks_clear(uintptr_t b) {

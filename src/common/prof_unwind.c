@@ -154,38 +154,49 @@ static int64_t sleb(const uint8_t **p, const uint8_t *end) {
   return (int64_t)v;
 }
 
-/* Skips a pointer of DW_EH_PE encoding enc. post: false for encodings a rule cannot use. */
-static bool skip_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc) {
+/* Reads a pointer of DW_EH_PE encoding enc as stored (not made absolute) into *v, and moves
+ * past it. post: false for encodings a rule cannot use. */
+static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t *v) {
+  *v = 0;
   if (enc == 0xff) /* DW_EH_PE_omit */
     return true;
   if ((enc & 0x70) == 0x50) /* DW_EH_PE_aligned */
     return false;
+  unsigned size;
   switch (enc & 0x0f) {
-  case 0x00:
-    *p += sizeof(void *);
-    break; /* absptr */
   case 0x01:
-    uleb(p, end);
-    break;
+    *v = uleb(p, end);
+    return *p <= end;
   case 0x09:
-    sleb(p, end);
+    *v = (uint64_t)sleb(p, end);
+    return *p <= end;
+  case 0x00: /* absptr */
+    size = sizeof(void *);
     break;
   case 0x02:
   case 0x0a:
-    *p += 2;
+    size = 2;
     break;
   case 0x03:
   case 0x0b:
-    *p += 4;
+    size = 4;
     break;
   case 0x04:
   case 0x0c:
-    *p += 8;
+    size = 8;
     break;
   default:
     return false;
   }
-  return *p <= end;
+  if ((size_t)(end - *p) < size)
+    return false;
+  memcpy(v, *p, size); /* (little-endian, both architectures) */
+  *p += size;
+  return true;
+}
+static bool skip_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc) {
+  uint64_t v;
+  return read_encoded(p, end, enc, &v);
 }
 
 /* The fields of a CIE a rule needs. */
@@ -392,6 +403,25 @@ static bool run_cfa(const uint8_t *p, const uint8_t *end, const cie_t *cie, uint
 
 static bool fits(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
+/* The FDE at fde: its CIE, the length of code it covers, and its instructions from the
+ * returned pointer (past the augmentation data) to *end. NULL: not an FDE a rule can use. */
+static const uint8_t *fde_read(const uint8_t *fde, cie_t *cie, uint64_t *range,
+                               const uint8_t **end) {
+  const uint8_t *p;
+  if (!(*end = entry_end(fde, &p)))
+    return NULL;
+  int32_t delta;
+  memcpy(&delta, p, 4);
+  *cie = parse_cie(p - delta);
+  p += 4;
+  if (!cie->ok || !skip_encoded(&p, *end, cie->fde_enc) || /* pc_begin, pc_range */
+      !read_encoded(&p, *end, cie->fde_enc & 0x0f, range))
+    return NULL;
+  if (cie->z)
+    p += uleb(&p, *end); /* the augmentation data (the LSDA) */
+  return p;
+}
+
 /* The rule of the frame whose return address is pc, from its FDE: as libgcc's
  * uw_frame_state_for reads it. */
 static rule_t derive(uintptr_t pc) {
@@ -399,21 +429,13 @@ static rule_t derive(uintptr_t pc) {
   if (in_registry(pc)) /* (not looked up: the walk ends with this frame) */
     return (rule_t){0, 0, 0, R_END};
   struct dwarf_eh_bases bases;
-  const uint8_t *fde = _Unwind_Find_FDE((void *)(pc - 1), &bases), *p;
+  const uint8_t *fde = _Unwind_Find_FDE((void *)(pc - 1), &bases), *p, *end;
   if (!fde) /* libgcc ends the walk there too, unless pc is a signal's return */
     return ax_arch_sigreturn_at(pc) ? slow : (rule_t){0, 0, 0, R_END};
-  const uint8_t *end = entry_end(fde, &p);
-  if (!end)
+  cie_t cie;
+  uint64_t range;
+  if (!(p = fde_read(fde, &cie, &range, &end)) || cie.ra_reg != AX_DWARF_RA)
     return slow;
-  int32_t delta;
-  memcpy(&delta, p, 4);
-  cie_t cie = parse_cie(p - delta);
-  p += 4;
-  if (!cie.ok || cie.ra_reg != AX_DWARF_RA || !skip_encoded(&p, end, cie.fde_enc) ||
-      !skip_encoded(&p, end, cie.fde_enc & 0x0f)) /* pc_begin, pc_range */
-    return slow;
-  if (cie.z)
-    p += uleb(&p, end); /* the augmentation data (the LSDA) */
   uintptr_t loc = (uintptr_t)bases.func;
   cfa_state_t s = {.cfa_reg = AX_DWARF_SP};
   if (!run_cfa(cie.insn, cie.end, &cie, &loc, pc, &s) || !run_cfa(p, end, &cie, &loc, pc, &s))
@@ -440,30 +462,6 @@ static rule_t derive(uintptr_t pc) {
   return r;
 }
 
-/* The bytes a pointer of DW_EH_PE format fmt (the low 4 bits) takes, and its value (0: a
- * format of uleb/sleb, or none). */
-static uint64_t read_format(const uint8_t *p, uint8_t fmt) {
-  uint16_t v2;
-  uint32_t v4;
-  uint64_t v8;
-  switch (fmt & 0x0f) {
-  case 0x02:
-  case 0x0a:
-    memcpy(&v2, p, 2);
-    return v2;
-  case 0x03:
-  case 0x0b:
-    memcpy(&v4, p, 4);
-    return v4;
-  case 0x00:
-  case 0x04:
-  case 0x0c:
-    memcpy(&v8, p, 8);
-    return v8;
-  }
-  return 0;
-}
-
 /* The registry's bounds (in_registry), from the exported functions and _Unwind_Find_FDE's own
  * FDE: once, from a constructor, before a walk can meet the registry's lock held. */
 void axi_prof_unwind_ready(void) {
@@ -472,23 +470,15 @@ void axi_prof_unwind_ready(void) {
   uintptr_t lo = at[0], hi = (uintptr_t)&_Unwind_Find_FDE;
   for (unsigned i = 1; i < sizeof at / sizeof at[0]; i++)
     lo = at[i] < lo ? at[i] : lo;
-  uintptr_t end = hi + 1;
   struct dwarf_eh_bases bases;
-  const uint8_t *fde = _Unwind_Find_FDE((void *)hi, &bases), *p;
-  const uint8_t *fend = fde ? entry_end(fde, &p) : NULL;
-  if (fend && (uintptr_t)bases.func == hi) {
-    int32_t delta;
-    memcpy(&delta, p, 4);
-    cie_t cie = parse_cie(p - delta);
-    p += 4;
-    if (cie.ok && skip_encoded(&p, fend, cie.fde_enc)) { /* pc_begin, then pc_range */
-      uint64_t range = read_format(p, cie.fde_enc);
-      if (range > 0 && range < ((uint64_t)1 << 20))
-        end = hi + (uintptr_t)range;
-    }
-  }
+  const uint8_t *fde = _Unwind_Find_FDE((void *)hi, &bases), *fend;
+  cie_t cie;
+  uint64_t range = 1; /* (its FDE not read: its first byte) */
+  if (!fde || (uintptr_t)bases.func != hi || !fde_read(fde, &cie, &range, &fend) || range == 0 ||
+      range >= ((uint64_t)1 << 20))
+    range = 1;
   registry_lo = lo > 4096 ? lo - 4096 : 0;
-  registry_hi = end;
+  registry_hi = hi + (uintptr_t)range;
 }
 
 /* ---- the table of rules -------------------------------------------------------------------- */
