@@ -17,7 +17,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -297,12 +296,8 @@ static int has_message(const char *out, const char *kind, void *addr) {
 static int run_mode(const struct mode *m) {
   int fds[2];
   CHECK(pipe(fds) == 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  CHECK(pid >= 0);
+  pid_t pid = fork_to_die();
   if (pid == 0) {
-    struct rlimit no_core = {0, 0};
-    setrlimit(RLIMIT_CORE, &no_core); /* abort without a core dump */
     dup2(fds[1], 2);
     close(fds[0]);
     close(fds[1]);

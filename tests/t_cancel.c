@@ -17,7 +17,6 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,12 +88,8 @@ static void *bad_freer(void *arg) {
 static void run_fatal(void) {
   int fds[2];
   CHECK(pipe(fds) == 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  CHECK(pid >= 0);
+  pid_t pid = fork_to_die();
   if (pid == 0) {
-    struct rlimit no_core = {0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
     dup2(fds[1], 2);
     CHECK(pthread_barrier_init(&gate, NULL, 2) == 0);
     pthread_t t;

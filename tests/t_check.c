@@ -28,7 +28,6 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -325,12 +324,8 @@ static int stacks_kept(void) {
 static int run_mode(const struct mode *m) {
   int err[2];
   CHECK(pipe(err) == 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  CHECK(pid >= 0);
+  pid_t pid = fork_to_die();
   if (pid == 0) {
-    struct rlimit no_core = {0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
     dup2(err[1], 2);
     close(err[0]);
     close(err[1]);

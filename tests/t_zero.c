@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,12 +19,8 @@ static void *volatile sink;
 
 /* The child does `what`; it must die of signal sig (its stderr naming p when msg is set). */
 static void dies(void (*what)(void *), void *p, int sig) {
-  fflush(NULL);
-  pid_t pid = fork();
-  CHECK(pid >= 0);
+  pid_t pid = fork_to_die();
   if (pid == 0) {
-    struct rlimit no_core = {0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
     what(p);
     _exit(0);
   }

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <axmalloc.h>
 
 #define CHECK(cond)                                                                                \
@@ -30,6 +33,19 @@
       exit(1);                                                                                     \
     }                                                                                              \
   } while (0)
+
+/* fork() for a child that is to die of a signal: stdio flushed first (no output twice), the
+ * child writes no core file. post: the child's pid in the parent, 0 in the child. */
+static inline pid_t fork_to_die(void) {
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+  }
+  return pid;
+}
 
 /* Tests that pin down the default mode's fast paths and block layout (page descriptors read
  * through the program's pointers, the cache, the free filter) do not apply while memory
