@@ -16,6 +16,10 @@ ax_test(t_remote_batch SOURCES t_remote_batch.c) # remote frees published alone 
 ax_test(t_fork_kind SOURCES t_fork_kind.c) # a fork child knows whether remote frees can wait
 ax_test(t_mte SOURCES t_mte.c ENV AXMALLOC_MTE=1) # memory tagging: hardware-caught misuse (AArch64 MTE)
 ax_test(t_trim SOURCES t_trim.c)       # malloc_trim(0) makes RSS fall
+# an idle thread's batches of remote frees sent by others: another's trim, a sweep
+ax_test(t_idle_holder SOURCES t_idle_holder.c ARGS trim)
+add_test(NAME t_idle_holder.sweep COMMAND t_idle_holder sweep)
+set_tests_properties(t_idle_holder t_idle_holder.sweep PROPERTIES SKIP_RETURN_CODE 77)
 ax_test(t_options SOURCES t_options.c) # stats printer; a quiet process prints nothing
 ax_test(t_zero SOURCES t_zero.c) # malloc(0): unique, inaccessible, freeable, one segment-aligned reservation, the fallback
 ax_test(t_ctl SOURCES t_ctl.c ENV AXMALLOC_PURGE_DELAY_MS=25 AXMALLOC_THP=never) # ax_ctl: each figure against known sizes, each control, the options

@@ -23,7 +23,7 @@ static void *malloc_zero(ax_heap_t *heap, bool zero); /* (below) */
  * every fourth). */
 static inline void *malloc_common(ax_heap_t *heap, size_t size, bool zero) {
   void *p;
-  if (heap->rb.open) /* our chains of remote frees wait two refills at most (remote.c) */
+  if (ax_peek(&heap->rb.open)) /* our chains of remote frees wait two refills at most (remote.c) */
     axi_remote_age(heap);
   if (ax_likely(size <= AX_LARGE_MAX) && (p = axi_page_malloc_current(heap, size, zero)))
     return p;

@@ -193,6 +193,7 @@ void axi_cache_orphan(ax_heap_t *heap) {
 void axi_double_free_check(ax_page_t *page, ax_block_t *b) {
   const ax_block_t *remote = axi_tf_list(ax_atomic_load_acquire(&page->thread_free));
   if (axi_list_has(page, page->free, b) || axi_list_has(page, page->local_free, b) ||
-      axi_list_has(page, remote, b) || axi_cache_has(axi_tls_heap, page->cls, b))
+      axi_list_has(page, remote, b) || axi_cache_has(axi_tls_heap, page->cls, b) ||
+      axi_remote_seek(page, axi_segment_of(page), b)) /* (in transit: a batch, an inbox) */
     axi_double_free("free", b);
 }

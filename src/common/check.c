@@ -691,7 +691,7 @@ AX_API void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size
     AX_TRACK_NOACCESS((char *)p + n, page->block_size - lv.front - n);
     return p;
   }
-  if (heap->rb.open) /* as malloc's slow path does first (alloc.c) */
+  if (ax_peek(&heap->rb.open)) /* as malloc's slow path does first (alloc.c) */
     axi_remote_age(heap);
   void *q = check_malloc(heap, n, 16, false, lv.kind);
   if (!q)

@@ -175,6 +175,13 @@ static int set_prof_active(const void *in) {
 
 static int set_prof_dump(const void *in) { return ax_prof_dump(*(const char *const *)in); }
 
+/* Idle threads' batches of remote frees, sent by others (remote.c): how, and how often. */
+static void get_remote_steal(void *out) { *(const char **)out = axi_remote_steal_mode(); }
+static void get_remote_steals(void *out) {
+  *(uint64_t *)out = ax_atomic_load_relaxed(&axi_stats.remote_steals);
+}
+static void get_remote_sweeps(void *out) { *(uint64_t *)out = axi_remote_sweeps(); }
+
 static const ctl_entry_t entries[] = {
     {"version", T_STR, get_version, NULL},
     {"epoch", T_U64, get_epoch, set_epoch},
@@ -189,6 +196,9 @@ static const ctl_entry_t entries[] = {
     {"purge", T_VOID, NULL, set_purge},
     {"prof.active", T_BOOL, get_prof_active, set_prof_active},
     {"prof.dump", T_STR, NULL, set_prof_dump},
+    {"remote.steal", T_STR, get_remote_steal, NULL},
+    {"stats.remote_steals", T_U64, get_remote_steals, NULL},
+    {"stats.remote_sweeps", T_U64, get_remote_sweeps, NULL},
 };
 
 /* ---- opt.<name>: the options as read at start-up ------------------------------------- */

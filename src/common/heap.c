@@ -15,6 +15,7 @@
  * segments that turn out empty, and both caches. Other threads' empty pages wait for their
  * own slow path (their heaps are theirs alone). pre: heap is the calling thread's. */
 void axi_heap_trim(ax_heap_t *heap) {
+  axi_remote_steal(heap, true); /* (idle threads' batches: their blocks' pages may empty) */
   if (heap != &axi_heap_empty) {
     if (axi_prof_on) /* the walks below lengthen the fast path's lists (page.c) */
       axi_page_prof_settle_all(heap);

@@ -65,6 +65,9 @@ AXI_HIDDEN extern __thread ax_heap_t *axi_tls_heap;
 
 /* The thread is in its last TSD destructors: its heap was done (lifecycle.c, pool.c) */
 AXI_HIDDEN extern __thread bool axi_thread_exited;
+/* 1 while the thread is in its batches of remote frees (remote.c): heap->busy points here,
+ * for the threads that may send them for it */
+AXI_HIDDEN extern __thread uint8_t axi_rb_busy;
 /* address ^ axi_cookie_key is every segment header's first word (segment.c) */
 AXI_HIDDEN extern uintptr_t axi_cookie_key;
 /* process-wide counters, touched only on slow paths */
@@ -170,6 +173,12 @@ AXI_HIDDEN long axi_os_file_size(int fd);
 AXI_HIDDEN long axi_os_readlink(const char *path, char *buf, size_t n);
 AXI_HIDDEN uint64_t axi_now_ms(void);
 AXI_HIDDEN uint64_t axi_random(void);
+/* A full memory barrier on every other running thread of the process (membarrier(2)).
+ * post: false when the kernel offers none (then nothing relies on it). No allocation. */
+AXI_HIDDEN void axi_os_barrier_init(void); /* pre: process init, alone */
+AXI_HIDDEN bool axi_os_barrier(void);
+AXI_HIDDEN bool axi_os_barrier_available(void);
+AXI_HIDDEN void axi_os_nap(void); /* sleeps 50 us in the kernel (a bounded wait's second half) */
 
 /* print.c: a printf subset (%s %d %zu %llu %p %x) to stderr, without stdio or allocation,
  * not a cancellation point */
@@ -308,6 +317,11 @@ AXI_HIDDEN uintptr_t axi_page_end(const ax_page_t *page);
 AXI_HIDDEN ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind);
 AXI_HIDDEN void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN void axi_segmap_set(ax_segment_t *seg, bool on);
+/* Between hold and release no segment is unmapped, moved or joined: one that is still in the
+ * segment map and the page map after hold stays mapped until release (its unmapper waits).
+ * For reads of other heaps' segments (statistics, the double-free seek); keep them short. */
+AXI_HIDDEN void axi_segments_hold(void);
+AXI_HIDDEN void axi_segments_release(void);
 /* Calls fn on every small, medium and large segment in the segment map, in address order.
  * pre: no other thread maps or unmaps one meanwhile (a fork child's handler, a test). */
 AXI_HIDDEN void axi_segment_foreach(void (*fn)(ax_segment_t *, void *), void *arg);
@@ -462,8 +476,19 @@ AXI_HIDDEN void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *se
 AXI_HIDDEN void axi_remote_push(ax_page_t *page, ax_segment_t *seg, uint32_t n, ax_block_t *head,
                                 ax_block_t *tail);
 AXI_HIDDEN void axi_remote_flush(ax_heap_t *heap, bool forget);
+AXI_HIDDEN void axi_remote_exit(ax_heap_t *heap);
 AXI_HIDDEN void axi_remote_age(ax_heap_t *heap);
 AXI_HIDDEN void axi_remote_orphan(ax_heap_t *heap);
+/* Is b (looking free) waiting anywhere a freed block waits? (the double-free model) */
+AXI_HIDDEN bool axi_remote_seek(ax_page_t *page, ax_segment_t *seg, const ax_block_t *b);
+/* Other threads' batches sent for them: all (trim), or those idle since the last sweep. */
+AXI_HIDDEN unsigned axi_remote_steal(const ax_heap_t *self, bool all);
+AXI_HIDDEN void axi_remote_sweep_wanted(void);
+AXI_HIDDEN bool axi_remote_sweep_tick(ax_heap_t *heap);
+AXI_HIDDEN const char *axi_remote_steal_mode(void); /* "membarrier" or "off" */
+AXI_HIDDEN uint64_t axi_remote_sweeps(void);
+AXI_HIDDEN void axi_remote_fork_prepare(void);
+AXI_HIDDEN void axi_remote_fork_release(void);
 
 /* ==== pages: page.c ==================================================================== */
 

@@ -27,6 +27,7 @@ static void process_init(void) {
   axi_os_page = pg ? pg : 4096;
   axi_options_read(); /* first: every other init reads options (and state.c's are set) */
   axi_thp_init();
+  axi_os_barrier_init(); /* (steals of idle threads' batches: remote.c) */
   axi_cookie_key = (uintptr_t)axi_random();
   if (axi_options.stats)
     axi_write_keep_stderr(); /* the report at exit must find stderr (print.c) */
@@ -103,7 +104,7 @@ static void thread_exit(void *arg) {
   if (axi_checked)
     axi_check_flush(heap); /* (its blocks leave their quarantine first: some go remote) */
   axi_thread_exited = true;
-  axi_remote_flush(heap, true);
+  axi_remote_exit(heap);      /* (a steal ends first; none starts from now on) */
   axi_page_drain(heap, true); /* (from now on senders give our blocks to their pages) */
   axi_cache_flush(heap);
   axi_pages_collect_all(heap);
@@ -173,7 +174,8 @@ static void fork_prepare(void) {
   fork_parent_mt = !axi_single_threaded();
   if (fork_depth++ > 0)
     return;
-  ax_compiler_fence(); /* counted before the first lock is taken */
+  ax_compiler_fence();       /* counted before the first lock is taken */
+  axi_remote_fork_prepare(); /* (no steal is half done in the child) */
   axi_heap_fork_prepare();
   axi_segment_fork_prepare();
   axi_huge_fork_prepare();
@@ -189,6 +191,7 @@ static void fork_release(void) {
   axi_huge_fork_release();
   axi_segment_fork_release();
   axi_heap_fork_release();
+  axi_remote_fork_release();
   ax_compiler_fence(); /* uncounted after the last lock is released */
   fork_depth = 0;
 }

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/membarrier.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -166,6 +167,49 @@ bool axi_os_resident(const void *p) {
   int rc = mincore((void *)page, 1, &vec);
   errno = saved;
   return rc == 0 && (vec & 1);
+}
+
+/* ---- barriers on other threads, naps ---------------------------------------------------- */
+/* membarrier(2)'s private expedited command: every running thread of the process executes a
+ * full memory barrier before the call returns (the others pass one as they are scheduled). A
+ * thread whose side of a handshake is a plain store and a compiler barrier (remote.c, the
+ * steal) is then ordered as if it had fenced. Registered once at process init; a kernel
+ * without it, or a filter that refuses it, leaves axi_os_barrier false. */
+static bool barrier_ok;
+
+static long membarrier(int cmd) {
+  int saved = errno;
+  long r = syscall(__NR_membarrier, cmd, 0, 0);
+  errno = saved;
+  return r;
+}
+
+void axi_os_barrier_init(void) {
+  long have = membarrier(MEMBARRIER_CMD_QUERY);
+  barrier_ok = have > 0 && (have & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+               membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
+
+bool axi_os_barrier(void) {
+  if (!ax_peek(&barrier_ok))
+    return false;
+  if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+    return true;
+  /* (a process that lost its registration: register again, once) */
+  if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 &&
+      membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+    return true;
+  ax_poke(&barrier_ok, false);
+  return false;
+}
+
+bool axi_os_barrier_available(void) { return ax_peek(&barrier_ok); }
+
+void axi_os_nap(void) {
+  int saved = errno;
+  struct timespec ts = {0, 50000}; /* 50 us; the system call: no cancellation point */
+  syscall(__NR_nanosleep, &ts, NULL);
+  errno = saved;
 }
 
 /* ---- transparent huge pages ----------------------------------------------------------- */

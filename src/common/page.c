@@ -413,6 +413,9 @@ static uint64_t retire_pinned_large(ax_heap_t *heap, uint64_t now) {
  * may be all a program does for a long time (wl_vecgrow: 16 vectors grown by mremap kept
  * the large pages their growth had left dirty until the end). */
 void axi_page_purge_tick(ax_heap_t *heap) {
+  if (axi_remote_sweep_tick(heap)) /* (one load while no batch waits) */
+    for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
+      ; /* (idle threads' batches went out: the abandoned segments they were in may empty) */
   axi_segment_purge_abandoned(false); /* (one load while none is due) */
   if (!heap->next_purge_ms && !heap->next_retire_ms)
     return;
@@ -718,7 +721,8 @@ void *axi_page_prof_malloc(ax_heap_t *heap, size_t size, bool zero) {
   uint64_t left = ph->left[c], granted = ph->granted[c];
   if (ph->grant_page[c] != page || page->free || left <= granted || !refill_from_local(heap, page))
     return NULL;
-  if (heap->rb.open) /* as malloc_common (alloc.c) does first; other threads' pages only */
+  if (ax_peek(
+          &heap->rb.open)) /* as malloc_common (alloc.c) does first; other threads' pages only */
     axi_remote_age(heap);
   ph->left[c] = left - granted - 1; /* the grant taken, and this allocation */
   void *b = hand_out(page, size, zero);

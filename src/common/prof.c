@@ -148,7 +148,7 @@ bool axi_prof_active(void) { return axi_prof_on && !ax_peek(&paused); }
  * thread's start, done by the caller, and checked mode). */
 static AX_API void *malloc_as_usual(ax_heap_t *heap, size_t size, bool zero) {
   void *p;
-  if (heap->rb.open) /* as malloc's slow path does (alloc.c) */
+  if (ax_peek(&heap->rb.open)) /* as malloc's slow path does (alloc.c) */
     axi_remote_age(heap);
   if (ax_likely(size <= AX_LARGE_MAX) && (p = axi_page_malloc_current(heap, size, zero)))
     return p;

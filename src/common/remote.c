@@ -97,6 +97,12 @@ static inline uintptr_t key_of(const ax_heap_t *owner, const ax_segment_t *seg) 
   return owner ? (uintptr_t)owner : (uintptr_t)seg | AX_TO_SEGMENT;
 }
 
+/* The inbox a key names. */
+static ax_atomic_word *inbox_of(uintptr_t key) {
+  return key & AX_TO_SEGMENT ? &((ax_segment_t *)(key & ~AX_TO_SEGMENT))->inbox
+                             : &((ax_heap_t *)key)->inbox;
+}
+
 /* Send the batch head .. tail to key's inbox: one CAS (or, closed, block by block onto their
  * pages: the heap exited, the segment was reclaimed meanwhile). After the CAS the owner may
  * take the blocks, empty their pages and unmap their segments: nothing after it touches a
@@ -104,8 +110,7 @@ static inline uintptr_t key_of(const ax_heap_t *owner, const ax_segment_t *seg) 
  * on a heap, which is never unmapped (pool.c), or on the segment the blocks still kept
  * alive. post: the CASes that took (heap->stats.remote_publishes). */
 static uint32_t send_to(uintptr_t key, ax_block_t *head, ax_block_t *tail) {
-  ax_atomic_word *inbox = key & AX_TO_SEGMENT ? &((ax_segment_t *)(key & ~AX_TO_SEGMENT))->inbox
-                                              : &((ax_heap_t *)key)->inbox;
+  ax_atomic_word *inbox = inbox_of(key);
   ax_page_t *tail_page = axi_page_of(axi_segment_of(tail), tail);
   uintptr_t in = ax_atomic_load_relaxed(inbox);
   do {
@@ -140,15 +145,14 @@ static inline unsigned slot_of(uintptr_t key) {
   return (unsigned)(h >> (64 - AX_RB_SLOTS_LOG2));
 }
 
-/* Is b in the batch head (n blocks)? Each block's page is looked up in the page map before
- * its link is read, and the walk ends at a link that is not in transit: so another thread's
- * batch, read as it changes, is walked safely as long as its blocks' segments are mapped,
- * which they are until the batch is sent and its owner has taken it, emptied their pages and
- * a cache trim unmapped them. */
-static bool batch_has(ax_block_t *head, uint32_t n, const ax_block_t *b) {
+/* Is b among the first max blocks of the chain head, in transit (a batch, an inbox)? Each
+ * block's page is looked up in the page map before its link is read, and the walk ends at a
+ * link that is not in transit: another thread's batch or an inbox, read as it changes, is
+ * walked safely while no segment is unmapped (axi_segments_hold: the caller). */
+static bool chain_has(ax_block_t *head, uint32_t max, const ax_block_t *b) {
   ax_page_t *page;
   ax_block_t *x = head;
-  for (uint32_t j = 0; j < n && j < AX_RB_BATCH && x; j++) {
+  for (uint32_t j = 0; j < max && x; j++) {
     if (x == b)
       return true;
     if (!transit_next(x, &page, &x))
@@ -157,8 +161,12 @@ static bool batch_has(ax_block_t *head, uint32_t n, const ax_block_t *b) {
   return false;
 }
 
+/* An inbox is unbounded: the seek walks this much of one (a second free of a block further
+ * in is missed; the owner's drain still finds it if it is sent again). */
+#define AX_SEEK_INBOX_MAX ((uint32_t)1 << 16)
+
 /* A block that looks free, sought where other threads hold freed blocks: their batches to
- * its owner (or page), the blocks they keep aside, their caches of its class. */
+ * its owner (or segment), the blocks they keep aside, their caches of its class. */
 typedef struct seek {
   uintptr_t key;
   const ax_page_t *page;
@@ -167,40 +175,54 @@ typedef struct seek {
 } seek_t;
 
 /* Other threads' batches and caches, read as they change: each field is one load, a batch is
- * walked at most as far as its count (batch_has), a cached block is only compared. A stale
- * read may miss a double free; a false report would need a live block whose first word passes
- * the filter (2^-14) freed in the instant its slot or batch is being emptied. */
+ * walked at most as far as its count, a cached block is only compared. A stale read may miss
+ * a double free; a false report would need a live block whose first word passes the filter
+ * (2^-14) freed in the instant its slot or batch is being emptied. */
 static void seek_in(ax_heap_t *heap, void *arg) {
   seek_t *k = arg;
   const ax_remote_slot_t *s = &heap->rb.slot[slot_of(k->key)];
   if (ax_peek(&s->to) == k->key) {
     uint32_t n = axi_rb_n(ax_peek(&s->nb));
-    k->found |= batch_has(ax_peek_acquire(&s->head), n, k->b);
+    k->found |= chain_has(ax_peek_acquire(&s->head), n < AX_RB_BATCH ? n : AX_RB_BATCH, k->b);
   }
   k->found |= ax_peek(&heap->prof.aside) == k->b || axi_cache_has(heap, k->page->cls, k->b);
 }
 
-/* b looks free (axi_looks_free): is it in our own batch to its owner, on its page's
- * thread_free list, or held freed by another thread (its batch, its cache, the block it keeps
- * aside)? Then this is a double free, reported here, naming the block. A block sent already
- * is the owner's to find: it takes each block of its inbox once, and a block reached twice
- * there is reported then (page.c). A block the owner has taken back onto its page's lists is
- * the owner's to find too (its malloc checks nothing, its next free of it does). The seek
- * through other heaps costs only a free that looks free (a double free, or one in 2^14 of
- * the first words a program leaves: axi_looks_free). */
-static void check_freed(const ax_heap_t *heap, uintptr_t key, ax_page_t *page,
-                        const ax_block_t *b) {
-  const ax_remote_slot_t *s = &heap->rb.slot[slot_of(key)];
-  if (s->to == key && batch_has(s->head, axi_rb_n(s->nb), b))
-    axi_double_free("free", b);
-  if (axi_list_has(page, axi_tf_list(ax_atomic_load_acquire(&page->thread_free)), b))
-    axi_double_free("free", b);
-  if (axi_mte) /* (blocks of other threads' batches may be live again, tagged: an untagged */
-    return;    /* read of one would trap) */
-  seek_t k = {key, page, b, false};
-  axi_heap_foreach(seek_in, &k);
-  if (k.found)
-    axi_double_free("free", b);
+/* Is b, which looks free (axi_looks_free), waiting anywhere a freed block waits? On its page's
+ * lists (free and local_free, the owner's, read as they change by any other thread;
+ * thread_free), in transit (any thread's batch to its owner or segment, the inbox of that
+ * owner or segment), or in a thread's cache or aside. The one double-free model of
+ * docs/design.md ("Where a freed block waits"): every free that looks free comes here, the
+ * owner's (axi_double_free_check), a remote one's and a thread's without heap (check_freed).
+ * The walks hold off every unmap (axi_segments_hold) and read each link only after the page
+ * map named the block's page. Costs only a free that looks free: a double free, or one in 2^14
+ * of the first words a program leaves. pre: b is a carved block of page, in seg. */
+bool axi_remote_seek(ax_page_t *page, ax_segment_t *seg, const ax_block_t *b) {
+  if (axi_mte)    /* (blocks of other threads' batches may be live again, tagged: an untagged */
+    return false; /* read of one would trap; tagging finds double frees by the tag: mte.c) */
+  ax_heap_t *owner = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
+  if (owner && seg->cookie != ((uintptr_t)seg ^ axi_cookie_key))
+    axi_corrupted(seg);
+  seek_t k = {key_of(owner, seg), page, b, false};
+  axi_segments_hold();
+  k.found = axi_list_has(page, ax_peek(&page->free), b) ||
+            axi_list_has(page, ax_peek(&page->local_free), b) ||
+            axi_list_has(page, axi_tf_list(ax_atomic_load_acquire(&page->thread_free)), b);
+  if (!k.found) {
+    uintptr_t in = ax_atomic_load_acquire(inbox_of(k.key));
+    k.found = in != AX_INBOX_CLOSED && chain_has((ax_block_t *)in, AX_SEEK_INBOX_MAX, b);
+  }
+  if (!k.found)
+    axi_heap_foreach(seek_in, &k);
+  axi_segments_release();
+  return k.found;
+}
+
+/* A remote free of b, which looks free: is it free already? Then this is a double free,
+ * reported here, naming the block (fn: the call that freed it). */
+static void check_freed(const char *fn, ax_page_t *page, ax_segment_t *seg, const ax_block_t *b) {
+  if (axi_remote_seek(page, seg, b))
+    axi_double_free(fn, b);
 }
 
 static void age(ax_heap_t *heap);
@@ -235,20 +257,38 @@ static ax_heap_t *heap_for_chains(void) {
   return heap;
 }
 
+/* ---- the thread's side of a steal ------------------------------------------------------ *
+ * Another thread may send this thread's batches for it while it is not in them (a trim, a
+ * sweep: below). The thread's side is two plain stores around everything it does with its
+ * batches, busy (TLS, read by the stealer through heap->busy) set first and cleared last,
+ * and one read of rb.last between: a stealer that sets rb.last to AX_RB_STOLEN and then makes
+ * every running thread pass a full barrier (membarrier: axi_os_barrier) either sees busy set
+ * or is seen, by the thread's next read of rb.last. So the fast path pays no fence. The slot
+ * AX_RB_STOLEN names never has a batch: the fast path falls through to free_slow, which
+ * gives the block alone to its page while the steal is on. */
+static inline bool rb_enter(const ax_heap_t *heap) {
+  ax_poke(&axi_rb_busy, 1);
+  ax_compiler_fence();
+  return ax_peek(&heap->rb.last) != AX_RB_STOLEN;
+}
+static inline void rb_leave(void) { ax_poke_release(&axi_rb_busy, 0); }
+
 /* Everything but an append to the batch of the last slot used: find the key's slot; open a
  * batch there when the slot names the key already (its second free), else name the key in
  * it, sending what the slot held, and send b alone. A name may outlive its heap's thread or
- * its page (names are only compared; heaps are never unmapped: pool.c). */
-static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
+ * its page (names are only compared; heaps are never unmapped: pool.c). pre: busy set. */
+static void free_slow_in(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
   ax_heap_t *heap = axi_tls_heap;
   ax_heap_t *owner = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
   if (owner && seg->cookie != ((uintptr_t)seg ^ axi_cookie_key))
     axi_corrupted(seg); /* (an overflow must not make a CAS on any address it likes) */
   uintptr_t key = key_of(owner, seg);
   if (axi_looks_free(page, b))
-    check_freed(heap, key, page, b);
+    check_freed("free", page, seg, b);
   if (heap == &axi_heap_empty && !(heap = heap_for_chains()))
     return axi_remote_push(page, seg, 1, b, b);
+  if (ax_unlikely(ax_peek(&heap->rb.last) == AX_RB_STOLEN))
+    return axi_remote_push(page, seg, 1, b, b); /* (another thread sends our batches now) */
   unsigned i = slot_of(key);
   ax_remote_slot_t *s = &heap->rb.slot[i];
   if (s->to == key && s->nb) { /* a batch, not the last used, or b looked free */
@@ -264,6 +304,8 @@ static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *
     heap->rb.last = i;
     if ((uint32_t)s->nb >= AX_RB_COST)
       slot_publish(heap, s);
+    else
+      axi_remote_sweep_wanted();
     return;
   }
   if (s->nb)
@@ -273,26 +315,53 @@ static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *
   heap->stats.remote_publishes += send_to(key, b, b);
 }
 
+static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
+  free_slow_in(b, page, seg);
+  rb_leave();
+}
+
 /* The common case, without a call: b joins the open batch of the slot used last, which
  * goes to its owner (a consumer frees the blocks of one producer, a server's thread those
  * of the other). The empty heap's slots name nothing, so a thread without a heap always
- * falls through; so does a block of an abandoned segment (its slot's key is seg | 1). */
+ * falls through; so does a block of an abandoned segment (its slot's key is seg | 1), and
+ * every free while another thread sends this one's batches (rb.last is AX_RB_STOLEN). */
 void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
   ax_heap_t *heap = axi_tls_heap;
   ax_heap_t *owner = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
-  ax_remote_slot_t *s = &heap->rb.slot[heap->rb.last];
+  ax_poke(&axi_rb_busy, 1); /* (rb_enter, with the test folded into the slot's) */
+  ax_compiler_fence();
+  ax_remote_slot_t *s = &heap->rb.slot[ax_peek(&heap->rb.last)];
   if (ax_unlikely(s->to != (uintptr_t)owner || s->nb == 0 || axi_looks_free(page, b)))
     return free_slow(b, page, seg);
   batch_append(heap, s, b, page);
+  rb_leave();
 }
 
 /* Send every open batch (trim, refused mapping, exit); forget: and the keys the slots
- * name (trim: the next free to any owner goes alone). pre: heap is the calling thread's. */
+ * name (trim: the next free to any owner goes alone). A steal on sends them already. pre:
+ * heap is the calling thread's. */
 void axi_remote_flush(ax_heap_t *heap, bool forget) {
-  for (uint64_t m = heap->rb.open; m; m &= m - 1)
-    slot_publish(heap, &heap->rb.slot[__builtin_ctzll(m)]);
-  for (unsigned i = 0; forget && i < AX_RB_SLOTS; i++)
-    heap->rb.slot[i].to = 0;
+  if (rb_enter(heap)) {
+    for (uint64_t m = heap->rb.open; m; m &= m - 1)
+      slot_publish(heap, &heap->rb.slot[__builtin_ctzll(m)]);
+    for (unsigned i = 0; forget && i < AX_RB_SLOTS; i++)
+      heap->rb.slot[i].to = 0;
+  }
+  rb_leave();
+}
+
+/* The thread exits: a steal on ends first, none starts after (steal EXITING until a thread
+ * takes the heap again: pool.c), then every batch is sent. The wait is a stealer's sends (a
+ * few CASes): spin briefly, then nap. pre: heap is the calling thread's. */
+void axi_remote_exit(ax_heap_t *heap) {
+  for (unsigned spins = 0;; spins++) {
+    uintptr_t expect = AX_STEAL_FREE;
+    if (ax_atomic_cas_acq_rel(&heap->steal, &expect, AX_STEAL_EXITING) ||
+        expect == AX_STEAL_EXITING)
+      break;
+    spins < 256 ? ax_arch_pause() : axi_os_nap();
+  }
+  axi_remote_flush(heap, true);
 }
 
 /* A fork child's handler, for a heap whose thread does not exist in the child: send every
@@ -316,6 +385,7 @@ void axi_remote_orphan(ax_heap_t *heap) {
     s->nb = 0;
   }
   heap->rb.open = heap->rb.older = 0;
+  ax_atomic_store_relaxed(&heap->steal, AX_STEAL_EXITING); /* (back in the pool next) */
   uintptr_t in = ax_atomic_xchg_acq_rel(&heap->inbox, AX_INBOX_CLOSED);
   if (in != AX_INBOX_CLOSED)
     scatter((ax_block_t *)in);
@@ -334,6 +404,133 @@ static void age(ax_heap_t *heap) {
  * one aged at first: a thread that allocates mid-size blocks, which all take the slow path,
  * or many classes, cut its batches to 15 blocks on the scattered Larson pattern.) */
 void axi_remote_age(ax_heap_t *heap) {
-  if (++heap->rb.ticks >= AX_RB_AGE_TICKS)
+  if (rb_enter(heap) && ++heap->rb.ticks >= AX_RB_AGE_TICKS)
     age(heap);
+  rb_leave();
 }
+
+/* ---- steals: another thread sends the batches of a thread that is not in them ----------- *
+ * A batch waits for its own thread (above); a thread that frees other threads' blocks and
+ * then goes idle (a pool worker, a consumer gone quiet) would keep them, and every page and
+ * segment they are in, until it exits. So a trim (any thread's malloc_trim) sends every
+ * other thread's open batches, and a sweep (every purge delay, from any thread's slow path)
+ * those that did not change since the last sweep. The stealer: the heap's steal word ON (one
+ * stealer per heap; never while its thread exits), rb.last AX_RB_STOLEN, one barrier on every
+ * running thread (axi_os_barrier, for up to AX_STEAL_ROUND heaps at once), then busy read:
+ * clear, and rb.last still AX_RB_STOLEN, the thread is not in its batches and cannot enter
+ * them (rb_enter) until rb.last is given back. Without membarrier (an old kernel, a seccomp
+ * filter) nothing is stolen: remote.steal reads "off" (ax_ctl). */
+#define AX_STEAL_ROUND 64
+static ax_lock_t sweep_lock;       /* one stealer at a time; fork's prepare handler takes it */
+static ax_atomic_word sweep_due;   /* ms: the next sweep; 0 while no batch was opened since */
+static ax_atomic_word sweep_count; /* sweeps made (ax_ctl: stats.remote_sweeps) */
+
+/* A batch was opened: a sweep comes within a purge delay. */
+void axi_remote_sweep_wanted(void) {
+  if (!ax_atomic_load_relaxed(&sweep_due))
+    ax_atomic_store_relaxed(&sweep_due, axi_now_ms() + ax_peek(&axi_options.purge_delay_ms) + 1);
+}
+
+/* What a sweep sees of heap's batches: their mask and heads (every free into one moves its
+ * head). Racy reads, one load each. */
+static uint64_t batches_seen(const ax_heap_t *heap) {
+  uint64_t open = ax_peek(&heap->rb.open), seen = open;
+  for (uint64_t m = open; m; m &= m - 1)
+    seen = seen * 0x9e3779b97f4a7c15u + (uintptr_t)ax_peek(&heap->rb.slot[__builtin_ctzll(m)].head);
+  return seen;
+}
+
+/* Send heap's open batches for its thread. pre: heap's steal ON, its thread out of its
+ * batches and kept out (rb.last AX_RB_STOLEN). post: the batches sent. */
+static void steal_from(ax_heap_t *heap) {
+  uint64_t blocks = 0, publishes = 0, batches = 0;
+  for (uint64_t m = heap->rb.open; m; m &= m - 1, batches++) {
+    ax_remote_slot_t *s = &heap->rb.slot[__builtin_ctzll(m)];
+    blocks += axi_rb_n(s->nb);
+    s->nb = 0;
+    ax_compiler_fence(); /* (closed before the CAS: as slot_publish) */
+    publishes += send_to(s->to, s->head, s->tail);
+  }
+  heap->rb.open = heap->rb.older = 0;
+  ax_atomic_fetch_add_relaxed(&axi_stats.remote_frees, blocks);
+  ax_atomic_fetch_add_relaxed(&axi_stats.remote_publishes, publishes);
+  ax_atomic_fetch_add_relaxed(&axi_stats.remote_steals, batches);
+}
+
+/* One round: up to AX_STEAL_ROUND heaps from h on marked, one barrier, each stolen from if
+ * its thread is out (counted in *stolen). post: the heap to start the next round from. */
+static ax_heap_t *steal_round(ax_heap_t *h, const ax_heap_t *self, bool all, unsigned *stolen) {
+  ax_heap_t *got[AX_STEAL_ROUND];
+  uint32_t last[AX_STEAL_ROUND];
+  unsigned n = 0;
+  for (; h && n < AX_STEAL_ROUND; h = h->all_next) {
+    if (h == self || !ax_peek(&h->active) || !ax_peek(&h->busy) || !ax_peek(&h->rb.open))
+      continue;
+    uint64_t seen = batches_seen(h), before = h->swept;
+    h->swept = seen;
+    uintptr_t expect = AX_STEAL_FREE;
+    if ((!all && seen != before) || !ax_atomic_cas_acq_rel(&h->steal, &expect, AX_STEAL_ON))
+      continue;
+    last[n] = ax_peek(&h->rb.last);
+    ax_poke(&h->rb.last, AX_RB_STOLEN);
+    got[n++] = h;
+  }
+  bool barrier = n && axi_os_barrier();
+  for (unsigned i = 0; i < n; i++) {
+    ax_heap_t *v = got[i];
+    bool out = barrier && !ax_peek_acquire(v->busy) && ax_peek(&v->rb.last) == AX_RB_STOLEN;
+    if (out) {
+      steal_from(v);
+      v->swept = 0;
+      ++*stolen;
+    }
+    if (ax_peek(&v->rb.last) == AX_RB_STOLEN) /* (else its thread moved it: a valid slot) */
+      ax_poke_release(&v->rb.last, last[i]);
+    ax_atomic_store_release(&v->steal, AX_STEAL_FREE);
+  }
+  return h;
+}
+
+/* Send other threads' open batches (all: a trim), or those that did not change since the last
+ * sweep (a sweep). Never waits: a steal or sweep on elsewhere makes this one return. post: the
+ * heaps whose batches were sent. */
+unsigned axi_remote_steal(const ax_heap_t *self, bool all) {
+  unsigned stolen = 0;
+  if (!axi_os_barrier_available() || !axi_trylock(&sweep_lock))
+    return 0;
+  ax_atomic_fetch_add_relaxed(&sweep_count, 1);
+  for (ax_heap_t *h = axi_heap_all(); h;)
+    h = steal_round(h, self, all, &stolen);
+  axi_unlock(&sweep_lock);
+  return stolen;
+}
+
+/* Every 64th slow path of a thread, while a batch opened since the last sweep: the sweep is
+ * due once a purge delay has passed since (any thread's), and then the next one, so that a
+ * batch that stays as it is through one whole delay is sent by the second sweep after it
+ * opened, at most two delays and 64 slow paths of some thread later. post: true when some
+ * thread's batches were sent (the caller takes over abandoned segments they may empty). */
+bool axi_remote_sweep_tick(ax_heap_t *heap) {
+  uintptr_t due = ax_atomic_load_relaxed(&sweep_due);
+  if (!due || (++heap->sweep_ticks & 63))
+    return false;
+  uint64_t now = axi_now_ms();
+  if (now < due || !ax_atomic_cas_acq_rel(&sweep_due, &due, 0))
+    return false;
+  unsigned stolen = axi_remote_steal(heap, false);
+  /* (again a delay on while a batch is open anywhere; a batch opened meanwhile set it) */
+  for (ax_heap_t *h = axi_heap_all(); h; h = h->all_next)
+    if (ax_peek(&h->active) && ax_peek(&h->rb.open)) {
+      axi_remote_sweep_wanted();
+      break;
+    }
+  return stolen != 0;
+}
+
+const char *axi_remote_steal_mode(void) {
+  return axi_os_barrier_available() ? "membarrier" : "off";
+}
+uint64_t axi_remote_sweeps(void) { return ax_atomic_load_relaxed(&sweep_count); }
+
+void axi_remote_fork_prepare(void) { axi_lock_for_fork(&sweep_lock); }
+void axi_remote_fork_release(void) { axi_unlock_after_fork(&sweep_lock); }

@@ -19,13 +19,14 @@ _Static_assert(sizeof(ax_segment_t) + AX_MAX_PAGES * sizeof(ax_page_t) <= AX_SMA
 
 ax_atomic_word axi_segmap[AX_MAP_BITS / (8 * sizeof(uintptr_t))];
 
-/* Threads reading other heaps' segments now (axi_segment_walk_live). */
+/* Threads reading other heaps' segments now (axi_segments_hold). */
 static ax_atomic_word walkers;
 
 /* Every bit cleared is a segment about to be unmapped, moved or joined: it waits for the walks
- * that may have seen it set (walkers are rare: ax_ctl's statistics). The clear, a full fence,
- * then walkers read; the walk: walkers written, a full fence, then the map read. So either the
- * walk sees the bit clear, or this sees the walk and waits for it. */
+ * that may have seen it set (walkers are rare: ax_ctl's statistics, the double-free seek). The
+ * clear (after the page map's slices: axi_segment_unmap), a full fence, then walkers read; the
+ * walk: walkers written, a full fence, then the maps read. So either the walk sees the bit (and
+ * the slices) clear, or this sees the walk and waits for it: spinning briefly, then napping. */
 void axi_segmap_set(ax_segment_t *seg, bool on) {
   const unsigned w = 8 * sizeof(uintptr_t);
   uintptr_t i = (uintptr_t)seg >> AX_SEGMENT_SHIFT, bit = (uintptr_t)1 << (i % w);
@@ -35,8 +36,18 @@ void axi_segmap_set(ax_segment_t *seg, bool on) {
   }
   ax_atomic_fetch_and_acq_rel(&axi_segmap[i / w], ~bit);
   ax_fence_full();
-  while (ax_atomic_load_acquire(&walkers))
-    ax_arch_pause();
+  for (unsigned spins = 0; ax_atomic_load_acquire(&walkers); spins++)
+    spins < 256 ? ax_arch_pause() : axi_os_nap();
+}
+
+void axi_segments_hold(void) {
+  ax_atomic_fetch_add_relaxed(&walkers, 1);
+  ax_fence_full();
+}
+
+void axi_segments_release(void) {
+  ax_fence_release(); /* the reads before are done before an unmapper sees walkers drop */
+  ax_atomic_fetch_add_relaxed(&walkers, (uintptr_t)-1);
 }
 
 static unsigned kind_shift(enum ax_kind kind) {
@@ -653,8 +664,7 @@ void axi_segment_foreach(void (*fn)(ax_segment_t *, void *), void *arg) {
  * thread changes meanwhile. No segment goes away during the walk (the gate above); a header
  * just mapped or being reset is skipped by its cookie and kind, and its counts bounded. */
 uint64_t axi_segment_live_bytes(void) {
-  ax_atomic_fetch_add_relaxed(&walkers, 1);
-  ax_fence_full();
+  axi_segments_hold();
   uint64_t bytes = 0;
   const unsigned w = 8 * sizeof(uintptr_t),
                  per_region = 1u << (AX_PM_L2_BITS + AX_SLICE_SHIFT - AX_SEGMENT_SHIFT);
@@ -681,8 +691,7 @@ uint64_t axi_segment_live_bytes(void) {
         }
       }
   }
-  ax_fence_release(); /* the reads above are done before an unmapper sees walkers drop */
-  ax_atomic_fetch_add_relaxed(&walkers, (uintptr_t)-1);
+  axi_segments_release();
   return bytes;
 }
 

@@ -293,10 +293,13 @@ static inline uint32_t axi_rb_n(uint64_t nb) { return (uint32_t)(nb >> 32); }
 typedef struct ax_remote_batch {
   uint64_t open;  /* bit i: slot i has a batch (n > 0) */
   uint64_t older; /* open batches that waited through an ageing already (remote.c) */
-  uint32_t last;  /* the slot a remote free used last */
+  uint32_t last;  /* the slot a remote free used last; AX_RB_STOLEN while a steal is on */
   uint32_t ticks; /* malloc slow paths since the last ageing (remote.c) */
-  ax_remote_slot_t slot[AX_RB_SLOTS];
+  /* the slots, and one more that never holds a batch: the one AX_RB_STOLEN names */
+  ax_remote_slot_t slot[AX_RB_SLOTS + 1];
 } ax_remote_batch_t;
+#define AX_RB_STOLEN AX_RB_SLOTS
+enum { AX_STEAL_FREE, AX_STEAL_ON, AX_STEAL_EXITING }; /* ax_heap_t's steal */
 
 /* A heap's inbox (heap->inbox): the blocks other threads sent it, a list in transit, or
  * AX_INBOX_CLOSED while no thread can take them (exited, a ghost: pool.c), when senders give
@@ -336,6 +339,7 @@ typedef struct ax_heap {
   uint64_t next_purge_ms;   /* 0: nothing waits for a purge */
   uint64_t empty_classes;   /* classes whose queue holds empty pages waiting to retire */
   uint64_t next_retire_ms;  /* 0: no empty page waits */
+  uint32_t sweep_ticks;     /* slow paths since this thread last looked at the sweep's clock */
   struct ax_heap *pool_next;
   ax_heap_stats_t stats;
   ax_cache_t cache;     /* freed blocks of mid-size classes (cache.c) */
@@ -349,6 +353,12 @@ typedef struct ax_heap {
    * may add to a heap that its owner left and a new thread is taking over (init does not
    * memset these). */
   ax_atomic_word full_pending; /* remote frees into full pages since the last revisit */
+  /* Another thread sends this heap's batches (remote.c, "steals"): AX_STEAL_FREE, ON while
+   * one does, EXITING from the thread's exit on (none may start then) until a thread takes
+   * the heap again. With busy, the thread's own word: 1 while it is in its batches. */
+  ax_atomic_word steal;
+  const uint8_t *busy;
+  uint64_t swept; /* what the last sweep saw of its batches (remote.c), the sweeper's alone */
   /* blocks other threads sent (remote.c), taken with one exchange (page.c): on a line of its
    * own, which senders write and the owner reads on its slow paths */
   ax_atomic_word inbox __attribute__((aligned(64)));
@@ -404,6 +414,7 @@ typedef struct ax_global_stats {
   ax_atomic_word huge_cache_hits, heaps_live;
   ax_atomic_word huge_allocs;
   ax_atomic_word remote_frees, remote_publishes, remote_drains;
+  ax_atomic_word remote_steals; /* batches that other threads sent for an idle one (remote.c) */
   ax_atomic_word thp_advised, thp_advised_peak, thp_advised_total, thp_declined;
   ax_atomic_word huge_live; /* bytes of the live huge blocks (their usable sizes) */
   ax_atomic_word class_mallocs[AX_CLASSES];
