@@ -65,9 +65,6 @@ AXI_HIDDEN extern __thread ax_heap_t *axi_tls_heap;
 
 /* The thread is in its last TSD destructors: its heap was done (lifecycle.c, pool.c) */
 AXI_HIDDEN extern __thread bool axi_thread_exited;
-/* 1 while the thread is in its batches of remote frees (remote.c): heap->busy points here,
- * for the threads that may send them for it */
-AXI_HIDDEN extern __thread uint8_t axi_rb_busy;
 /* address ^ axi_cookie_key is every segment header's first word (segment.c) */
 AXI_HIDDEN extern uintptr_t axi_cookie_key;
 /* process-wide counters, touched only on slow paths */

@@ -69,8 +69,7 @@ ax_heap_t *axi_heap_start(void) {
   /* The inbox opens (it was closed when the heap's last thread exited, and nobody writes a
    * closed one: remote.c); a ghost's stays closed, since it never takes it. */
   ax_atomic_store_release(&heap->inbox, axi_thread_exited ? AX_INBOX_CLOSED : 0);
-  /* Other threads may send its batches from now on (remote.c): busy first */
-  heap->busy = &axi_rb_busy;
+  /* other threads may send its batches from now on (remote.c) */
   ax_atomic_store_release(&heap->steal, AX_STEAL_FREE);
   ax_poke(&heap->active, 1);
   ax_atomic_fetch_add_relaxed(&axi_stats.heaps_live, 1);

@@ -227,21 +227,22 @@ static void check_freed(const char *fn, ax_page_t *page, ax_segment_t *seg, cons
 
 static void age(ax_heap_t *heap);
 
+static inline void rb_leave(ax_heap_t *heap);
+
 /* A batch that fills ages the others: a thread that only frees (a consumer, a collector)
- * bounds the wait of its other batches too. */
+ * bounds the wait of its other batches too. Then the thread leaves its batches (below). */
 static AX_NOINLINE void slot_full(ax_heap_t *heap, ax_remote_slot_t *s) {
   slot_publish(heap, s);
   age(heap);
+  rb_leave(heap);
 }
 
-/* b, of page, joins s's open batch, which it fills up to its limits. */
-static inline void batch_append(ax_heap_t *heap, ax_remote_slot_t *s, ax_block_t *b,
-                                const ax_page_t *page) {
+/* b, of page, joins s's open batch. post: true when the batch is full (slot_full next). */
+static inline bool batch_append(ax_remote_slot_t *s, ax_block_t *b, const ax_page_t *page) {
   axi_set_transit(page, b, (uintptr_t)s->head);
   s->head = b;
   s->nb += AX_RB_ONE + page->block_size;
-  if (ax_unlikely((uint32_t)s->nb >= AX_RB_COST))
-    return slot_full(heap, s);
+  return ax_unlikely((uint32_t)s->nb >= AX_RB_COST);
 }
 
 /* A thread that never allocated has no heap to keep batches in: its first frees go one by
@@ -260,18 +261,17 @@ static ax_heap_t *heap_for_chains(void) {
 /* ---- the thread's side of a steal ------------------------------------------------------ *
  * Another thread may send this thread's batches for it while it is not in them (a trim, a
  * sweep: below). The thread's side is two plain stores around everything it does with its
- * batches, busy (TLS, read by the stealer through heap->busy) set first and cleared last,
- * and one read of rb.last between: a stealer that sets rb.last to AX_RB_STOLEN and then makes
+ * batches, rb.busy set first and cleared last, and one read of rb.last between: a stealer that sets rb.last to AX_RB_STOLEN and then makes
  * every running thread pass a full barrier (membarrier: axi_os_barrier) either sees busy set
  * or is seen, by the thread's next read of rb.last. So the fast path pays no fence. The slot
  * AX_RB_STOLEN names never has a batch: the fast path falls through to free_slow, which
  * gives the block alone to its page while the steal is on. */
-static inline bool rb_enter(const ax_heap_t *heap) {
-  ax_poke(&axi_rb_busy, 1);
+static inline bool rb_enter(ax_heap_t *heap) {
+  ax_poke(&heap->rb.busy, 1);
   ax_compiler_fence();
   return ax_peek(&heap->rb.last) != AX_RB_STOLEN;
 }
-static inline void rb_leave(void) { ax_poke_release(&axi_rb_busy, 0); }
+static inline void rb_leave(ax_heap_t *heap) { ax_poke_release(&heap->rb.busy, 0); }
 
 /* Everything but an append to the batch of the last slot used: find the key's slot; open a
  * batch there when the slot names the key already (its second free), else name the key in
@@ -287,13 +287,15 @@ static void free_slow_in(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
     check_freed("free", page, seg, b);
   if (heap == &axi_heap_empty && !(heap = heap_for_chains()))
     return axi_remote_push(page, seg, 1, b, b);
-  if (ax_unlikely(ax_peek(&heap->rb.last) == AX_RB_STOLEN))
+  if (ax_unlikely(!rb_enter(heap))) /* (again: a heap just started for a thread without one) */
     return axi_remote_push(page, seg, 1, b, b); /* (another thread sends our batches now) */
   unsigned i = slot_of(key);
   ax_remote_slot_t *s = &heap->rb.slot[i];
   if (s->to == key && s->nb) { /* a batch, not the last used, or b looked free */
     heap->rb.last = i;
-    return batch_append(heap, s, b, page);
+    if (batch_append(s, b, page))
+      slot_full(heap, s);
+    return;
   }
   axi_set_transit(page, b, 0); /* the tail looks free too, to a second free of it */
   if (s->to == key && !axi_thread_exited) {
@@ -316,8 +318,11 @@ static void free_slow_in(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
 }
 
 static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
+  ax_heap_t *heap = axi_tls_heap;
   free_slow_in(b, page, seg);
-  rb_leave();
+  rb_leave(heap);
+  if (axi_tls_heap != heap) /* (the heap free_slow_in started for a thread without one) */
+    rb_leave(axi_tls_heap);
 }
 
 /* The common case, without a call: b joins the open batch of the slot used last, which
@@ -328,13 +333,14 @@ static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *
 void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
   ax_heap_t *heap = axi_tls_heap;
   ax_heap_t *owner = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
-  ax_poke(&axi_rb_busy, 1); /* (rb_enter, with the test folded into the slot's) */
+  ax_poke(&heap->rb.busy, 1); /* (rb_enter, with the test folded into the slot's) */
   ax_compiler_fence();
   ax_remote_slot_t *s = &heap->rb.slot[ax_peek(&heap->rb.last)];
   if (ax_unlikely(s->to != (uintptr_t)owner || s->nb == 0 || axi_looks_free(page, b)))
     return free_slow(b, page, seg);
-  batch_append(heap, s, b, page);
-  rb_leave();
+  if (batch_append(s, b, page))
+    return slot_full(heap, s);
+  rb_leave(heap);
 }
 
 /* Send every open batch (trim, refused mapping, exit); forget: and the keys the slots
@@ -347,7 +353,7 @@ void axi_remote_flush(ax_heap_t *heap, bool forget) {
     for (unsigned i = 0; forget && i < AX_RB_SLOTS; i++)
       heap->rb.slot[i].to = 0;
   }
-  rb_leave();
+  rb_leave(heap);
 }
 
 /* The thread exits: a steal on ends first, none starts after (steal EXITING until a thread
@@ -406,7 +412,7 @@ static void age(ax_heap_t *heap) {
 void axi_remote_age(ax_heap_t *heap) {
   if (rb_enter(heap) && ++heap->rb.ticks >= AX_RB_AGE_TICKS)
     age(heap);
-  rb_leave();
+  rb_leave(heap);
 }
 
 /* ---- steals: another thread sends the batches of a thread that is not in them ----------- *
@@ -464,7 +470,7 @@ static ax_heap_t *steal_round(ax_heap_t *h, const ax_heap_t *self, bool all, uns
   uint32_t last[AX_STEAL_ROUND];
   unsigned n = 0;
   for (; h && n < AX_STEAL_ROUND; h = h->all_next) {
-    if (h == self || !ax_peek(&h->active) || !ax_peek(&h->busy) || !ax_peek(&h->rb.open))
+    if (h == self || !ax_peek(&h->active) || !ax_peek(&h->rb.open))
       continue;
     uint64_t seen = batches_seen(h), before = h->swept;
     h->swept = seen;
@@ -478,7 +484,7 @@ static ax_heap_t *steal_round(ax_heap_t *h, const ax_heap_t *self, bool all, uns
   bool barrier = n && axi_os_barrier();
   for (unsigned i = 0; i < n; i++) {
     ax_heap_t *v = got[i];
-    bool out = barrier && !ax_peek_acquire(v->busy) && ax_peek(&v->rb.last) == AX_RB_STOLEN;
+    bool out = barrier && !ax_peek_acquire(&v->rb.busy) && ax_peek(&v->rb.last) == AX_RB_STOLEN;
     if (out) {
       steal_from(v);
       v->swept = 0;

@@ -295,6 +295,7 @@ typedef struct ax_remote_batch {
   uint64_t older; /* open batches that waited through an ageing already (remote.c) */
   uint32_t last;  /* the slot a remote free used last; AX_RB_STOLEN while a steal is on */
   uint32_t ticks; /* malloc slow paths since the last ageing (remote.c) */
+  uint8_t busy;   /* 1 while its thread is in its batches (remote.c: steals) */
   /* the slots, and one more that never holds a batch: the one AX_RB_STOLEN names */
   ax_remote_slot_t slot[AX_RB_SLOTS + 1];
 } ax_remote_batch_t;
@@ -355,9 +356,8 @@ typedef struct ax_heap {
   ax_atomic_word full_pending; /* remote frees into full pages since the last revisit */
   /* Another thread sends this heap's batches (remote.c, "steals"): AX_STEAL_FREE, ON while
    * one does, EXITING from the thread's exit on (none may start then) until a thread takes
-   * the heap again. With busy, the thread's own word: 1 while it is in its batches. */
+   * the heap again. */
   ax_atomic_word steal;
-  const uint8_t *busy;
   uint64_t swept; /* what the last sweep saw of its batches (remote.c), the sweeper's alone */
   /* blocks other threads sent (remote.c), taken with one exchange (page.c): on a line of its
    * own, which senders write and the owner reads on its slow paths */
