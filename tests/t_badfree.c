@@ -37,6 +37,7 @@ static char *blk64, *dbl, *huge, *dbl_huge, *dbl_inter, *dbl_remote;
 static char *chain_a, *chain_b, *dbl_cached; /* (double_remote_chain, double_remote_cached) */
 static char *mapped;
 static char *stack_ptr;
+static char *rdbl, *rzero; /* realloc of a freed block, of a freed or shifted malloc(0) */
 static void *volatile sink;
 static char *cor_blk;  /* the second 3000-byte block of its page (not at offset 0) */
 static char *uncarved; /* a 4096-byte block: the page is carved one block at a time */
@@ -61,6 +62,9 @@ static void setup(void) {
   CHECK(first && cor_blk && ((uintptr_t)cor_blk & 0xffff) != 0);
   uncarved = malloc(4096);
   small16 = malloc(16);
+  rdbl = malloc(64);
+  rzero = malloc(0);
+  CHECK(rdbl && rzero);
   for (int i = 0; i < FULL_N; i++)
     full_blk[i] = malloc(1024);
   CHECK(uncarved && small16 && full_blk[FULL_N - 1]);
@@ -111,6 +115,23 @@ static void *realloc_mid_addr(void) { return blk64 + 16; }
 static void act_realloc_mid(void) { sink = realloc(blk64 + 16, 200); }
 static void *realloc_static_addr(void) { return static_array + 64; }
 static void act_realloc_static(void) { sink = realloc(static_array + 64, 200); }
+/* realloc's own frees are named after it, as glibc's reports are (issue 38) */
+static void *rdbl_addr(void) { return rdbl; }
+static void act_realloc_freed(void) {
+  free(rdbl);
+  sink = realloc(rdbl, 4000); /* (moves: the free of the old block finds it free) */
+}
+static void act_realloc0_freed(void) {
+  free(rdbl);
+  sink = realloc(rdbl, 0);
+}
+static void *rzero_addr(void) { return rzero; }
+static void act_realloc_zero_freed(void) {
+  free(rzero);
+  sink = realloc(rzero, 40);
+}
+static void *rzero_mid_addr(void) { return rzero + 8; }
+static void act_realloc_zero_mid(void) { sink = realloc(rzero + 8, 40); }
 
 /* Stray writes over metadata. page_shift is read only off the fast path (free finds pages
  * through the page map): a free that leaves the fast path validates the header first. */
@@ -253,6 +274,12 @@ static const struct mode modes[] = {
      * message is not pinned down, only "invalid pointer <p>" */
     {"realloc_middle", "invalid pointer", realloc_mid_addr, act_realloc_mid, NULL},
     {"realloc_static", "invalid pointer", realloc_static_addr, act_realloc_static, NULL},
+    {"realloc_freed", "axmalloc: realloc(): double free", rdbl_addr, act_realloc_freed, NULL},
+    {"realloc0_freed", "axmalloc: realloc(): double free", rdbl_addr, act_realloc0_freed, NULL},
+    {"realloc_zero_freed", "axmalloc: realloc(): double free", rzero_addr, act_realloc_zero_freed,
+     NULL},
+    {"realloc_zero_middle", "axmalloc: realloc(): invalid pointer", rzero_mid_addr,
+     act_realloc_zero_mid, NULL},
     {"corrupt_shift", "axmalloc: corrupted segment metadata at", cor_seg_addr, act_corrupt_shift,
      NULL},
     {"corrupt_area", "axmalloc: corrupted segment metadata at", cor_page_addr, act_corrupt_area,

@@ -209,6 +209,14 @@ static size_t grow_target(size_t old, size_t n) {
   return n > want ? n : want;
 }
 
+/* realloc's free of the block it moved from (or of p, for realloc(p, 0)): its reports name
+ * realloc (print.c). */
+static void realloc_free(void *p) {
+  axi_freeing_for = "realloc";
+  ax_free(p);
+  axi_freeing_for = NULL;
+}
+
 /* realloc within a block: move when it does not fit or would waste more than half. */
 static AX_API void *realloc_move(void *p, size_t old, size_t n) {
   void *q = ax_malloc(n > old ? grow_target(old, n) : n);
@@ -216,7 +224,7 @@ static AX_API void *realloc_move(void *p, size_t old, size_t n) {
     return NULL;
   size_t keep = n < old ? n : old;
   axi_bulk_copy(q, p, (keep + 15) & ~(size_t)15); /* usable sizes are multiples of 16 */
-  ax_free(p);
+  realloc_free(p);
   return q;
 }
 
@@ -266,7 +274,7 @@ AX_API void *ax_realloc(void *p, size_t n) {
   if (p == NULL)
     return ax_malloc(n);
   if (n == 0) { /* glibc: realloc(p, 0) frees p and returns NULL */
-    ax_free(p);
+    realloc_free(p);
     return NULL;
   }
   if (ax_unlikely(ax_arch_ptr_tag(p) != 0) && axi_mte) /* (a constant 0 on x86-64) */

@@ -65,6 +65,9 @@ AXI_HIDDEN extern __thread ax_heap_t *axi_tls_heap;
 
 /* The thread is in its last TSD destructors: its heap was done (lifecycle.c, pool.c) */
 AXI_HIDDEN extern __thread bool axi_thread_exited;
+/* The entry point whose free is under way when it is not free() itself ("realloc": its
+ * reports name it, print.c); NULL otherwise */
+AXI_HIDDEN extern __thread const char *axi_freeing_for;
 /* address ^ axi_cookie_key is every segment header's first word (segment.c) */
 AXI_HIDDEN extern uintptr_t axi_cookie_key;
 /* process-wide counters, touched only on slow paths */

@@ -180,9 +180,14 @@ const char *axi_strerror(int err, char *buf) {
 
 /* ---- the fatal reports, each naming what it found ------------------------------------ */
 
-/* (The axi_say_* write a report's line only: check.c adds the block's stacks, then aborts.) */
+/* (The axi_say_* write a report's line only: check.c adds the block's stacks, then aborts.)
+ * A free that realloc makes (realloc.c sets axi_freeing_for) is named after realloc: the
+ * paths below free() name "free" as a constant. */
+static const char *caller(const char *fn) {
+  return axi_freeing_for && fn[0] == 'f' ? axi_freeing_for : fn;
+}
 void axi_say_invalid_free(const char *fn, const void *p) {
-  axi_write("axmalloc: %s(): invalid pointer %p\n", fn, p);
+  axi_write("axmalloc: %s(): invalid pointer %p\n", caller(fn), p);
 }
 void axi_invalid_free(const char *fn, const void *p) {
   axi_say_invalid_free(fn, p);
@@ -190,7 +195,7 @@ void axi_invalid_free(const char *fn, const void *p) {
 }
 
 void axi_say_double_free(const char *fn, const void *p) {
-  axi_write("axmalloc: %s(): double free %p\n", fn, p);
+  axi_write("axmalloc: %s(): double free %p\n", caller(fn), p);
 }
 void axi_double_free(const char *fn, const void *p) {
   axi_say_double_free(fn, p);

@@ -261,11 +261,11 @@ static ax_heap_t *heap_for_chains(void) {
 /* ---- the thread's side of a steal ------------------------------------------------------ *
  * Another thread may send this thread's batches for it while it is not in them (a trim, a
  * sweep: below). The thread's side is two plain stores around everything it does with its
- * batches, rb.busy set first and cleared last, and one read of rb.last between: a stealer that sets rb.last to AX_RB_STOLEN and then makes
- * every running thread pass a full barrier (membarrier: axi_os_barrier) either sees busy set
- * or is seen, by the thread's next read of rb.last. So the fast path pays no fence. The slot
- * AX_RB_STOLEN names never has a batch: the fast path falls through to free_slow, which
- * gives the block alone to its page while the steal is on. */
+ * batches, rb.busy set first and cleared last, and one read of rb.last between: a stealer that sets
+ * rb.last to AX_RB_STOLEN and then makes every running thread pass a full barrier (membarrier:
+ * axi_os_barrier) either sees busy set or is seen, by the thread's next read of rb.last. So the
+ * fast path pays no fence. The slot AX_RB_STOLEN names never has a batch: the fast path falls
+ * through to free_slow, which gives the block alone to its page while the steal is on. */
 static inline bool rb_enter(ax_heap_t *heap) {
   ax_poke(&heap->rb.busy, 1);
   ax_compiler_fence();

@@ -35,3 +35,4 @@ ax_heap_t axi_heap_empty = {.direct = {[0 ... AX_DIRECT_N - 1] = &axi_page_empty
                             .steal = AX_STEAL_EXITING}; /* (in no registry: never stolen) */
 __thread ax_heap_t *axi_tls_heap __attribute__((tls_model("initial-exec"))) = &axi_heap_empty;
 __thread bool axi_thread_exited __attribute__((tls_model("initial-exec")));
+__thread const char *axi_freeing_for __attribute__((tls_model("initial-exec")));
