@@ -6,7 +6,8 @@
 #   t_optparse.sizes    k/m/g suffixes in 1024s (AXMALLOC_PROF_SAMPLE, AXMALLOC_PAGE_SIZE)
 #   t_optparse.garbage  abc, -1, 0, " 65536", 1e6, 64kb, overflows, out of range, bad words and
 #                       signals: one line each, the default used
-#   t_optparse.bools    1/0/yes/no/true/false/on/off in mixed case, on every bool option
+#   t_optparse.bools    1/0/yes/no/true/false/on/off in mixed case, on every bool option;
+#                       the control bytes 0x11 and 0x10 are not 1 and 0
 #   t_optparse.unknown  a misspelt name gets the nearest one; AXMALLOC_LIB, _THP_SYSFS silent
 #   t_optparse.verbose  AXMALLOC_VERBOSE=1's listing: every option, aligned, environment or
 #                       default

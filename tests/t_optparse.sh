@@ -12,7 +12,7 @@
 #            overflow), out of range, a bad word, a bad signal: one line naming the variable,
 #            the value and the default, and the default is what is used
 #   bools    1/0/yes/no/true/false/on/off in mixed case, on every bool option, and what each
-#            switches on
+#            switches on; the control bytes 0x11 and 0x10 are not 1 and 0
 #   unknown  an AXMALLOC_* name that is no option: one line with the nearest name; the
 #            launcher's and the tests' own names (AXMALLOC_LIB, AXMALLOC_THP_SYSFS) are silent
 #   verbose  AXMALLOC_VERBOSE=1 lists every option once, aligned, with (environment) or
@@ -189,6 +189,19 @@ rule_bools() {
     want_err "AXMALLOC_VERBOSE='$s'" \
       "axmalloc: AXMALLOC_VERBOSE=$s $bool_msg: the default off is used"
   done
+  # case folds letters only: the control bytes 0x11 and 0x10 are 1 and 0 with bit 5 clear, and
+  # were taken for them (issue 38: AXMALLOC_CHECK=$'\x11' switched checked mode on)
+  for s in $'\x11' $'\x10'; do
+    run "AXMALLOC_VERBOSE=$s"
+    want_err "AXMALLOC_VERBOSE=$(printf %q "$s")" \
+      "axmalloc: AXMALLOC_VERBOSE=? $bool_msg: the default off is used"
+  done
+  if ((!checked_build)); then
+    run AXMALLOC_CHECK=$'\x11' AXMALLOC_VERBOSE=1
+    want "AXMALLOC_CHECK=\$'\\x11': first line" "$(head -n 1 <<<"$err")" \
+      "axmalloc: AXMALLOC_CHECK=? $bool_msg: the default off is used"
+    want "AXMALLOC_CHECK=\$'\\x11': checked mode" "$(grep -c ', checked mode,' <<<"$err")" 0
+  fi
   # every bool option takes the words, and does what it says
   local o
   for o in CHECK FORCE_MT MTE PROF PROF_LEAKS STATS; do

@@ -182,9 +182,14 @@ static void reject(enum axi_option i, const char *given, const char *why, bool s
 
 enum verdict { OK, NOT_A, OUT_OF_RANGE };
 
+/* ASCII's letters in the other case, every other byte as it is (c | 0x20 also made 0x11 a
+ * '1' and 0x10 a '0': AXMALLOC_CHECK=$'\x11' was on, issue 38). */
+static char lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+static char upper(char c) { return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c; }
+
 static bool same_word(const char *a, const char *b) {
   for (; *a && *b; a++, b++)
-    if ((*a | 0x20) != *b) /* (any case: b is lower case) */
+    if (lower(*a) != *b) /* (any case: b is lower case) */
       return false;
   return *a == *b;
 }
@@ -210,7 +215,7 @@ static enum verdict parse_number(const char *s, bool suffix, uint64_t *v) {
     over |= n > (UINT64_MAX - (uint64_t)(*s - '0')) / 10;
     n = n * 10 + (uint64_t)(*s - '0');
   }
-  const char *units = "kmg", *u = suffix && *s ? strchr(units, *s | 0x20) : NULL;
+  const char *units = "kmg", *u = suffix && *s ? strchr(units, lower(*s)) : NULL;
   if (u) {
     unsigned shift = 10 * (unsigned)(u - units + 1);
     over |= n > UINT64_MAX >> shift;
@@ -306,8 +311,6 @@ static enum verdict parse_value(const option_t *o, const char *s, uint64_t *v) {
 }
 
 /* ---- names that are no option ---------------------------------------------------------- */
-
-static char upper(char c) { return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c; }
 
 /* The edit distance of a and b (Damerau-Levenshtein, optimal string alignment: a swap of two
  * neighbours is one edit), on their first 32 characters, in any case (AXMALLOC_stats is
