@@ -4,10 +4,12 @@
 # option) and the one line each mistake gets, word for word. One test per rule:
 #
 #   t_optparse.sizes    k/m/g suffixes in 1024s (AXMALLOC_PROF_SAMPLE, AXMALLOC_PAGE_SIZE)
-#   t_optparse.garbage  abc, -1, 0, " 65536", 1e6, 64kb, overflows, out of range, bad words and
-#                       signals: one line each, the default used
+#   t_optparse.garbage  abc, -1, 0, " 65536", 1e6, 64kb, overflows, out of range, bad words:
+#                       one line each, the default used
 #   t_optparse.bools    1/0/yes/no/true/false/on/off in mixed case, on every bool option;
 #                       the control bytes 0x11 and 0x10 are not 1 and 0
+#   t_optparse.signals  AXMALLOC_PROF_SIGNAL: USR1, USR2, RTMIN to RTMAX by name and number;
+#                       every other signal refused, by name and number alike
 #   t_optparse.unknown  a misspelt name gets the nearest one; AXMALLOC_LIB, _THP_SYSFS silent
 #   t_optparse.verbose  AXMALLOC_VERBOSE=1's listing: every option, aligned, environment or
 #                       default
@@ -18,10 +20,32 @@
 find_program(AX_BASH_OPTS bash REQUIRED)
 ax_test(t_optparse_prog SOURCES t_optparse.c) # (alone: the defaults, no line from the library)
 set_tests_properties(t_optparse_prog PROPERTIES FAIL_REGULAR_EXPRESSION "(^|\n)axmalloc")
-foreach(rule sizes garbage bools unknown verbose prefix)
+foreach(rule sizes garbage bools signals unknown verbose prefix)
   add_test(NAME t_optparse.${rule}
     COMMAND ${AX_BASH_OPTS} ${CMAKE_CURRENT_SOURCE_DIR}/t_optparse.sh ${rule}
             $<TARGET_FILE:t_optparse_prog> "${AX_EMU_ARG}")
   set_tests_properties(t_optparse.${rule} PROPERTIES LABELS options SKIP_RETURN_CODE 77
                        TIMEOUT 300)
 endforeach()
+
+# AXMALLOC_PROF_SIGNAL end to end (issue 38): a signal whose meaning a dump handler would take
+# away is refused in one line and keeps its default action (the issue's SIGSEGV by number,
+# SIGBUS by number, SIGTERM by name: a child dies of it); a real-time one writes a profile.
+ax_test(t_optsignal SOURCES t_optsignal.c ARGS refused 11
+        ENV AXMALLOC_PROF=1 AXMALLOC_PROF_SIGNAL=11)
+add_test(NAME t_optsignal.bus COMMAND t_optsignal refused 7)
+set_tests_properties(t_optsignal.bus PROPERTIES ENVIRONMENT "AXMALLOC_PROF=1;AXMALLOC_PROF_SIGNAL=7")
+add_test(NAME t_optsignal.term COMMAND t_optsignal refused 15)
+set_tests_properties(t_optsignal.term PROPERTIES
+                     ENVIRONMENT "AXMALLOC_PROF=1;AXMALLOC_PROF_SIGNAL=SIGTERM")
+foreach(c "t_optsignal|11|11" "t_optsignal.bus|7|7" "t_optsignal.term|SIGTERM|15")
+  string(REPLACE "|" ";" c "${c}")
+  list(GET c 0 test)
+  list(GET c 1 given)
+  list(GET c 2 number)
+  set_tests_properties(${test} PROPERTIES LABELS options PASS_REGULAR_EXPRESSION
+    "axmalloc: AXMALLOC_PROF_SIGNAL=${given} is not a signal for profiles \\(USR1, USR2, RTMIN to RTMAX: [0-9]+, [0-9]+, [0-9]+ to [0-9]+\\): the default none is used\n(.*\n)*t_optsignal refused ${number}: OK")
+endforeach()
+add_test(NAME t_optsignal.rt COMMAND t_optsignal dump RTMIN+2)
+set_tests_properties(t_optsignal.rt PROPERTIES LABELS options SKIP_RETURN_CODE 77 ENVIRONMENT
+  "AXMALLOC_PROF=1;AXMALLOC_PROF_SIGNAL=SIGRTMIN+2;AXMALLOC_PROF_FILE=${CMAKE_CURRENT_BINARY_DIR}/t_optsignal")

@@ -10,7 +10,8 @@
  *   number  decimal digits
  *   choice  one of a few words, in any case (AXMALLOC_THP=auto|never|always)
  *   string  any text (a path prefix; a word whose owner checks it, as bulk.c its kernels)
- *   signal  a number, or a name with or without SIG (USR2, SIGUSR2, 12)
+ *   signal  USR1, USR2, RTMIN to RTMAX (RTMIN+n, RTMAX-n), with or without SIG, in capitals,
+ *           or its number: no other signal (parse_signal says why)
  * No sign, no spaces, no overflow; sizes and numbers are checked against their range. An empty
  * value is no value (VAR= prog), as it always was. A value that is not one of these says so
  * in one line and the default is used:
@@ -237,27 +238,52 @@ static enum verdict parse_choice(const option_t *o, const char *s, uint64_t *v) 
   return o->flags & F_BOOLS ? parse_bool(s, v) : NOT_A;
 }
 
-/* A number below NSIG, or a name with or without SIG (USR1, SIGUSR2, ...): what
- * AXMALLOC_PROF_SIGNAL always took. */
+/* The signals a profile is written on: SIGUSR1, SIGUSR2 and the real-time signals the C
+ * library leaves to programs (SIGRTMIN to SIGRTMAX: 34 to 64 with glibc, which keeps 32 and
+ * 33), which mean nothing but what the program makes them mean. Every other signal means
+ * something that a handler which writes a file and returns would take away (issue 38):
+ *   SEGV BUS FPE ILL TRAP SYS  a fault: the instruction runs again and faults again, for ever
+ *                              (29,080 profiles in 3 s before the program was killed)
+ *   ABRT                       abort(): axmalloc's own fatal reports, assert
+ *   HUP INT QUIT TERM          how a terminal, a user or a service manager stops the program
+ *   PIPE XCPU XFSZ             how the kernel stops a writer to a closed pipe, a program past
+ *                              its CPU time or file size
+ *   ALRM VTALRM PROF           timers (alarm's watchdogs, CPU profilers: a profile a tick)
+ *   CHLD CONT TSTP TTIN TTOU   job control and the kernel's news (a profile for every child
+ *   WINCH URG IO PWR STKFLT    that exits; a ^Z that no longer stops the program)
+ *   KILL STOP                  cannot be caught
+ * A number and a name of one signal get the same answer. */
+static bool profile_signal(uint64_t n) {
+  return n == SIGUSR1 || n == SIGUSR2 || (n >= (uint64_t)SIGRTMIN && n <= (uint64_t)SIGRTMAX);
+}
+
+/* USR1, USR2, RTMIN, RTMIN+n, RTMAX or RTMAX-n (kill -l's names), with or without SIG, in
+ * capitals; or the number of one of these. */
 static enum verdict parse_signal(const char *s, uint64_t *v) {
-  static const struct {
-    const char *name;
-    int sig;
-  } names[] = {{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT},
-               {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM},
-               {"TERM", SIGTERM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}};
   if (*s >= '0' && *s <= '9') {
     enum verdict r = parse_number(s, false, v);
-    return r == OK && (*v == 0 || *v >= NSIG) ? OUT_OF_RANGE : r;
+    return r == OK && !profile_signal(*v) ? OUT_OF_RANGE : r;
   }
   if (strncmp(s, "SIG", 3) == 0)
     s += 3;
-  for (unsigned k = 0; k < sizeof names / sizeof *names; k++)
-    if (strcmp(s, names[k].name) == 0) {
-      *v = (uint64_t)names[k].sig;
-      return OK;
-    }
-  return NOT_A;
+  if (strcmp(s, "USR1") == 0 || strcmp(s, "USR2") == 0) {
+    *v = s[3] == '1' ? SIGUSR1 : SIGUSR2;
+    return OK;
+  }
+  bool from_min = strncmp(s, "RTMIN", 5) == 0;
+  if (!from_min && strncmp(s, "RTMAX", 5) != 0)
+    return NOT_A;
+  uint64_t n = 0;
+  enum verdict r = OK;
+  if (s[5]) {
+    if (s[5] != (from_min ? '+' : '-'))
+      return NOT_A;
+    r = parse_number(s + 6, false, &n);
+  }
+  if (r == OK && n > (uint64_t)(SIGRTMAX - SIGRTMIN))
+    r = OUT_OF_RANGE;
+  *v = from_min ? (uint64_t)SIGRTMIN + n : (uint64_t)SIGRTMAX - n;
+  return r;
 }
 
 /* What a bad value is not, for the message (buf: 96 bytes for a range). */
@@ -265,8 +291,7 @@ static const char *expected(const option_t *o, enum verdict r, char *buf) {
   static const char *const what[] = {
       [P_BOOL] = "is not a boolean (1, 0, yes, no, true, false, on or off)",
       [P_SIZE] = "is not a size (digits with an optional k, m or g suffix)",
-      [P_UINT] = "is not a number (digits)",
-      [P_SIGNAL] = "is not a signal (a number, or a name such as USR2 or SIGUSR2)"};
+      [P_UINT] = "is not a number (digits)"};
   if (o->parse == P_CHOICE) { /* "is not auto, never or always" */
     char *b = buf + strlen(strcpy(buf, o->flags & F_BOOLS ? what[P_BOOL] : "is not "));
     for (unsigned k = o->flags & F_BOOLS ? 2 : 0; o->words[k]; k++) {
@@ -275,7 +300,14 @@ static const char *expected(const option_t *o, enum verdict r, char *buf) {
     }
     return buf;
   }
-  if (r == NOT_A || o->parse == P_SIGNAL)
+  if (o->parse == P_SIGNAL) { /* (with this C library's numbers) */
+    char *b = stpcpy(buf, "is not a signal for profiles (USR1, USR2, RTMIN to RTMAX: ");
+    b = stpcpy(put_u(b, SIGUSR1), ", ");
+    b = stpcpy(put_u(b, SIGUSR2), ", ");
+    strcpy(put_u(stpcpy(put_u(b, (uint64_t)SIGRTMIN), " to "), (uint64_t)SIGRTMAX), ")");
+    return buf;
+  }
+  if (r == NOT_A)
     return what[o->parse];
   char lo[24], hi[24];
   uint64_t min = o->flags & F_OS_PAGE ? axi_os_page : o->min;
