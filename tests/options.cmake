@@ -49,3 +49,15 @@ endforeach()
 add_test(NAME t_optsignal.rt COMMAND t_optsignal dump RTMIN+2)
 set_tests_properties(t_optsignal.rt PROPERTIES LABELS options SKIP_RETURN_CODE 77 ENVIRONMENT
   "AXMALLOC_PROF=1;AXMALLOC_PROF_SIGNAL=SIGRTMIN+2;AXMALLOC_PROF_FILE=${CMAKE_CURRENT_BINARY_DIR}/t_optsignal")
+
+# The parser against a model of its documented grammar (t_optfuzz.c): every option, its
+# edges and 1,500 random byte strings from a fixed seed, and every signal by number and name,
+# in process (ax_test_option: axmalloc_hooks, tests/race.cmake); 0.1 s natively, 0.5 s under
+# qemu.
+add_executable(t_optfuzz t_optfuzz.c)
+target_include_directories(t_optfuzz PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_options(t_optfuzz PRIVATE -fno-builtin -Wall -Wextra -Wno-unused-parameter
+                       -DAX_TEST_HOOKS=1)
+target_link_libraries(t_optfuzz PRIVATE axmalloc_hooks Threads::Threads)
+add_test(NAME t_optfuzz COMMAND t_optfuzz)
+set_tests_properties(t_optfuzz PROPERTIES LABELS options SKIP_RETURN_CODE 77)

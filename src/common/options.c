@@ -152,10 +152,13 @@ static const char *default_text(const option_t *o, char *buf) {
   return value_text(o, d, o->words ? o->words[d] : o->text, buf);
 }
 
-/* s for a message: at most 80 characters of it, a control character as '?' (one line). */
-static const char *shown(const char *s, char *buf, size_t cap) {
+#define SHOWN_MAX 80 /* bytes of a value a message shows */
+
+/* s for a message: at most SHOWN_MAX bytes of it and "...", a control character as '?' (one
+ * line), in buf (SHOWN_MAX + 4 bytes; t_optfuzz saw 84 when the buffer's size bounded it). */
+static const char *shown(const char *s, char *buf) {
   size_t n = 0;
-  for (; s[n] && n + 4 < cap; n++)
+  for (; s[n] && n < SHOWN_MAX; n++)
     buf[n] = (unsigned char)s[n] < 0x20 || s[n] == 0x7f ? '?' : s[n];
   if (s[n])
     memcpy(buf + n, "...", 3), n += 3;
@@ -172,10 +175,10 @@ static void set_default(enum axi_option i) {
 
 /* The one format of a bad value, and the default put in its place. */
 static void reject(enum axi_option i, const char *given, const char *why, bool say) {
-  char d[24], g[88];
+  char d[24], g[SHOWN_MAX + 4];
   if (say)
-    axi_write("axmalloc: %s=%s %s: the default %s is used\n", table[i].env,
-              shown(given, g, sizeof g), why, default_text(&table[i], d));
+    axi_write("axmalloc: %s=%s %s: the default %s is used\n", table[i].env, shown(given, g), why,
+              default_text(&table[i], d));
   set_default(i);
 }
 
@@ -393,10 +396,9 @@ static void unknown_names(void) {
       continue;
     const char *eq = strchr(*e, '='), *nearest = NULL;
     size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
-    char g[88];
+    char g[SHOWN_MAX + 4];
     if (!known(*e, n, &nearest))
-      axi_write("axmalloc: %s: no such option (did you mean %s?)\n", shown(*e, g, sizeof g),
-                nearest);
+      axi_write("axmalloc: %s: no such option (did you mean %s?)\n", shown(*e, g), nearest);
   }
 }
 
@@ -419,28 +421,49 @@ static void set_state(void) {
                       "cannot switch checked mode off in a build with -DAX_CHECKED=ON", true);
 }
 
+/* Option i from its text s (NULL or empty: not given): its value, or its default and the line
+ * that says why. */
+static void read_option(enum axi_option i, const char *s) {
+  const option_t *o = &table[i];
+  set_default(i);
+  if (!s || !*s)
+    return;
+  uint64_t v = 0;
+  char buf[96];
+  enum verdict r = parse_value(o, s, &v);
+  if (r != OK) {
+    reject(i, s, expected(o, r, buf), true);
+    return;
+  }
+  /* (str: a choice's own word; else the text given, which the owner's check may name) */
+  value[i] = (value_t){v, o->words ? o->words[v] : s, true};
+}
+
 void axi_options_read(void) {
   for (unsigned i = 0; i < AXI_OPTION_COUNT; i++) {
-    const option_t *o = &table[i];
-    if (!o->env) /* (an id without a row: caught by the first test that runs) */
+    if (!table[i].env) /* (an id without a row: caught by the first test that runs) */
       axi_fatal("axmalloc: options.c: option %d has no row in the table\n", (int)i);
-    const char *s = getenv(o->env);
-    set_default(i);
-    if (!s || !*s)
-      continue;
-    uint64_t v = 0;
-    char buf[96];
-    enum verdict r = parse_value(o, s, &v);
-    if (r != OK) {
-      reject(i, s, expected(o, r, buf), true);
-      continue;
-    }
-    /* (str: a choice's own word; else the text given, which the owner's check may name) */
-    value[i] = (value_t){v, o->words ? o->words[v] : s, true};
+    read_option(i, getenv(table[i].env));
   }
   unknown_names();
   set_state();
 }
+
+#if AX_TEST_HOOKS
+/* The parser in process, for t_optfuzz (hooks.h): read_option on s, then option i as it was. */
+int ax_test_option(unsigned i, const char *s, const char **env, uint64_t *num, const char **str) {
+  if (i >= AXI_OPTION_COUNT)
+    return -1;
+  value_t kept = value[i];
+  read_option(i, s);
+  *env = table[i].env;
+  *num = value[i].num;
+  *str = value[i].str;
+  int taken = value[i].from_env;
+  value[i] = kept;
+  return taken;
+}
+#endif
 
 uint64_t axi_option_num(enum axi_option i) { return value[i].num; }
 const char *axi_option_str(enum axi_option i) { return value[i].str; }
