@@ -16,7 +16,13 @@
 #   t_optparse.prefix   AXMALLOC_PROF_FILE made absolute at start-up; a missing or unwritable
 #                       directory said at start-up (as root: as user 65534, through setpriv)
 #
-# The script runs the program under the emulator in a cross build (qemu-aarch64).
+# The script runs the program under the emulator in a cross build (qemu-aarch64). And:
+#
+#   t_optsignal[.*]     AXMALLOC_PROF_SIGNAL end to end (t_optsignal.c)
+#   t_optfuzz           the parser against a model of the documented grammar (t_optfuzz.c)
+#
+# None of these runs in a variant pass of scripts/test.sh (VARIANT_EXCLUDE): t_optparse.sh
+# unsets every AXMALLOC_* variable, t_optsignal sets its own, t_optfuzz calls the parser.
 find_program(AX_BASH_OPTS bash REQUIRED)
 ax_test(t_optparse_prog SOURCES t_optparse.c) # (alone: the defaults, no line from the library)
 set_tests_properties(t_optparse_prog PROPERTIES FAIL_REGULAR_EXPRESSION "(^|\n)axmalloc")
@@ -29,21 +35,19 @@ foreach(rule sizes garbage bools signals unknown verbose prefix)
 endforeach()
 
 # AXMALLOC_PROF_SIGNAL end to end (issue 38): a signal whose meaning a dump handler would take
-# away is refused in one line and keeps its default action (the issue's SIGSEGV by number,
-# SIGBUS by number, SIGTERM by name: a child dies of it); a real-time one writes a profile.
-ax_test(t_optsignal SOURCES t_optsignal.c ARGS refused 11
-        ENV AXMALLOC_PROF=1 AXMALLOC_PROF_SIGNAL=11)
+# away is refused in one line and keeps its default action, and a child dies of it (the
+# issue's SIGSEGV by number, SIGBUS by number where its name was refused, SIGTERM by name);
+# a real-time one writes a profile.
+ax_test(t_optsignal SOURCES t_optsignal.c ARGS refused 11)
 add_test(NAME t_optsignal.bus COMMAND t_optsignal refused 7)
-set_tests_properties(t_optsignal.bus PROPERTIES ENVIRONMENT "AXMALLOC_PROF=1;AXMALLOC_PROF_SIGNAL=7")
 add_test(NAME t_optsignal.term COMMAND t_optsignal refused 15)
-set_tests_properties(t_optsignal.term PROPERTIES
-                     ENVIRONMENT "AXMALLOC_PROF=1;AXMALLOC_PROF_SIGNAL=SIGTERM")
 foreach(c "t_optsignal|11|11" "t_optsignal.bus|7|7" "t_optsignal.term|SIGTERM|15")
   string(REPLACE "|" ";" c "${c}")
   list(GET c 0 test)
   list(GET c 1 given)
   list(GET c 2 number)
-  set_tests_properties(${test} PROPERTIES LABELS options PASS_REGULAR_EXPRESSION
+  set_tests_properties(${test} PROPERTIES LABELS options
+    ENVIRONMENT "AXMALLOC_PROF=1;AXMALLOC_PROF_SIGNAL=${given}" PASS_REGULAR_EXPRESSION
     "axmalloc: AXMALLOC_PROF_SIGNAL=${given} is not a signal for profiles \\(USR1, USR2, RTMIN to RTMAX: [0-9]+, [0-9]+, [0-9]+ to [0-9]+\\): the default none is used\n(.*\n)*t_optsignal refused ${number}: OK")
 endforeach()
 add_test(NAME t_optsignal.rt COMMAND t_optsignal dump RTMIN+2)
