@@ -9,10 +9,13 @@
 #   sizes    k, m and g suffixes (either case) count in 1024s: AXMALLOC_PROF_SAMPLE,
 #            AXMALLOC_PAGE_SIZE; a number is digits (AXMALLOC_PURGE_DELAY_MS)
 #   garbage  what used to be read as its leading digits (abc, -1, 0, " 65536", 1e6, 64kb, an
-#            overflow), out of range, a bad word, a bad signal: one line naming the variable,
-#            the value and the default, and the default is what is used
+#            overflow), out of range, a bad word: one line naming the variable, the value and
+#            the default, and the default is what is used
 #   bools    1/0/yes/no/true/false/on/off in mixed case, on every bool option, and what each
-#            switches on
+#            switches on; the control bytes 0x11 and 0x10 are not 1 and 0
+#   signals  AXMALLOC_PROF_SIGNAL: USR1, USR2, RTMIN to RTMAX by name (with or without SIG,
+#            RTMIN+n, RTMAX-n) and number taken; any other signal (a fault, a terminal's, job
+#            control's) refused by name and number alike, in one line
 #   unknown  an AXMALLOC_* name that is no option: one line with the nearest name; the
 #            launcher's and the tests' own names (AXMALLOC_LIB, AXMALLOC_THP_SYSFS) are silent
 #   verbose  AXMALLOC_VERBOSE=1 lists every option once, aligned, with (environment) or
@@ -160,11 +163,6 @@ $os_page_k (the OS page) to 64k: the default $os_page_k is used"
   run AXMALLOC_PROF_UNWIND=fast
   want_err "AXMALLOC_PROF_UNWIND=fast" "axmalloc: AXMALLOC_PROF_UNWIND=fast is not table, libgcc \
 or check: the default table is used"
-  for v in SIGFOO 0 65 USR; do
-    run "AXMALLOC_PROF_SIGNAL=$v"
-    want_err "AXMALLOC_PROF_SIGNAL=$v" "axmalloc: AXMALLOC_PROF_SIGNAL=$v is not a signal (a \
-number, or a name such as USR2 or SIGUSR2): the default none is used"
-  done
   run AXMALLOC_STATS=2
   want_err "AXMALLOC_STATS=2" "axmalloc: AXMALLOC_STATS=2 $bool_msg: the default off is used"
   # a line stays one line whatever the value holds
@@ -189,6 +187,19 @@ rule_bools() {
     want_err "AXMALLOC_VERBOSE='$s'" \
       "axmalloc: AXMALLOC_VERBOSE=$s $bool_msg: the default off is used"
   done
+  # case folds letters only: the control bytes 0x11 and 0x10 are 1 and 0 with bit 5 clear, and
+  # were taken for them (issue 38: AXMALLOC_CHECK=$'\x11' switched checked mode on)
+  for s in $'\x11' $'\x10'; do
+    run "AXMALLOC_VERBOSE=$s"
+    want_err "AXMALLOC_VERBOSE=$(printf %q "$s")" \
+      "axmalloc: AXMALLOC_VERBOSE=? $bool_msg: the default off is used"
+  done
+  if ((!checked_build)); then
+    run AXMALLOC_CHECK=$'\x11' AXMALLOC_VERBOSE=1
+    want "AXMALLOC_CHECK=\$'\\x11': first line" "$(head -n 1 <<<"$err")" \
+      "axmalloc: AXMALLOC_CHECK=? $bool_msg: the default off is used"
+    want "AXMALLOC_CHECK=\$'\\x11': checked mode" "$(grep -c ', checked mode,' <<<"$err")" 0
+  fi
   # every bool option takes the words, and does what it says
   local o
   for o in CHECK FORCE_MT MTE PROF PROF_LEAKS STATS; do
@@ -213,6 +224,25 @@ rule_bools() {
   fi
   run AXMALLOC_PROF=off "AXMALLOC_PROF_FILE=$tmp/p"
   want "AXMALLOC_PROF=off" "$(got prof_sample)" 0
+}
+
+# (glibc's numbers on x86-64 and AArch64 alike)
+signal_msg="is not a signal for profiles (USR1, USR2, RTMIN to RTMAX: 10, 12, 34 to 64)"
+
+rule_signals() {
+  local v
+  for v in USR1 SIGUSR2 12 SIGRTMIN+5 RTMAX-30 64; do
+    run "AXMALLOC_PROF_SIGNAL=$v" AXMALLOC_VERBOSE=1
+    want "AXMALLOC_PROF_SIGNAL=$v" "$(listed AXMALLOC_PROF_SIGNAL)" \
+      "axmalloc: option AXMALLOC_PROF_SIGNAL $v (environment)"
+  done
+  # a fault's handler that returns faults again for ever (issue 38: SIGSEGV by its number);
+  # a name and a number get the same answer; only kill -l's names of these, in capitals
+  for v in 11 SEGV 7 SIGBUS SIGTERM CHLD 32 RTMIN+31 usr1 SIGFOO 65; do
+    run "AXMALLOC_PROF_SIGNAL=$v"
+    want_err "AXMALLOC_PROF_SIGNAL=$v" \
+      "axmalloc: AXMALLOC_PROF_SIGNAL=$v $signal_msg: the default none is used"
+  done
 }
 
 rule_unknown() {
@@ -330,7 +360,7 @@ AXMALLOC_PROF_FILE=axprof (the default): cannot write profiles in $tmp/ro (Permi
 }
 
 case $rule in
-  sizes | garbage | bools | unknown | verbose | prefix) "rule_$rule" ;;
+  sizes | garbage | bools | signals | unknown | verbose | prefix) "rule_$rule" ;;
   *) echo "t_optparse.sh: unknown rule $rule" && exit 2 ;;
 esac
 if ((fails)); then

@@ -14,6 +14,8 @@
 #ifndef AX_HOOKS_H
 #define AX_HOOKS_H
 
+#include <stdint.h>
+
 enum ax_hook_point {
   /* A remote free's publishing CAS succeeded. arg: the block. From here the owner may
    * collect the block, empty the page and unmap its segment. */
@@ -63,6 +65,12 @@ __attribute__((visibility("default"))) int ax_test_checked(void);
 /* Every structure of the allocator walked and cross-checked (validate.c). pre: no other thread
  * is inside the allocator. post: the number of problems found, each printed to stderr. */
 __attribute__((visibility("default"))) unsigned ax_test_validate(void);
+/* Option i of options.c's table read from the text s as process init reads it (NULL or "":
+ * not given; a value refused says so on stderr), the option itself left as it was. post: -1
+ * past the last option; else 1 if s was taken, 0 if not, and *env the option's variable,
+ * *num and *str what its owner would read (axi_option_num, axi_option_str). pre: one thread. */
+__attribute__((visibility("default"))) int
+ax_test_option(unsigned i, const char *s, const char **env, uint64_t *num, const char **str);
 __attribute__((visibility("hidden"))) void axi_hook(enum ax_hook_point at, const void *arg);
 #define AX_HOOK(at, arg) axi_hook(at, arg)
 #else

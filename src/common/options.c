@@ -10,7 +10,8 @@
  *   number  decimal digits
  *   choice  one of a few words, in any case (AXMALLOC_THP=auto|never|always)
  *   string  any text (a path prefix; a word whose owner checks it, as bulk.c its kernels)
- *   signal  a number, or a name with or without SIG (USR2, SIGUSR2, 12)
+ *   signal  USR1, USR2, RTMIN to RTMAX (RTMIN+n, RTMAX-n), with or without SIG, in capitals,
+ *           or its number: no other signal (parse_signal says why)
  * No sign, no spaces, no overflow; sizes and numbers are checked against their range. An empty
  * value is no value (VAR= prog), as it always was. A value that is not one of these says so
  * in one line and the default is used:
@@ -151,10 +152,13 @@ static const char *default_text(const option_t *o, char *buf) {
   return value_text(o, d, o->words ? o->words[d] : o->text, buf);
 }
 
-/* s for a message: at most 80 characters of it, a control character as '?' (one line). */
-static const char *shown(const char *s, char *buf, size_t cap) {
+#define SHOWN_MAX 80 /* bytes of a value a message shows */
+
+/* s for a message: at most SHOWN_MAX bytes of it and "...", a control character as '?' (one
+ * line), in buf (SHOWN_MAX + 4 bytes; t_optfuzz saw 84 when the buffer's size bounded it). */
+static const char *shown(const char *s, char *buf) {
   size_t n = 0;
-  for (; s[n] && n + 4 < cap; n++)
+  for (; s[n] && n < SHOWN_MAX; n++)
     buf[n] = (unsigned char)s[n] < 0x20 || s[n] == 0x7f ? '?' : s[n];
   if (s[n])
     memcpy(buf + n, "...", 3), n += 3;
@@ -171,10 +175,10 @@ static void set_default(enum axi_option i) {
 
 /* The one format of a bad value, and the default put in its place. */
 static void reject(enum axi_option i, const char *given, const char *why, bool say) {
-  char d[24], g[88];
+  char d[24], g[SHOWN_MAX + 4];
   if (say)
-    axi_write("axmalloc: %s=%s %s: the default %s is used\n", table[i].env,
-              shown(given, g, sizeof g), why, default_text(&table[i], d));
+    axi_write("axmalloc: %s=%s %s: the default %s is used\n", table[i].env, shown(given, g), why,
+              default_text(&table[i], d));
   set_default(i);
 }
 
@@ -182,9 +186,14 @@ static void reject(enum axi_option i, const char *given, const char *why, bool s
 
 enum verdict { OK, NOT_A, OUT_OF_RANGE };
 
+/* ASCII's letters in the other case, every other byte as it is (c | 0x20 also made 0x11 a
+ * '1' and 0x10 a '0': AXMALLOC_CHECK=$'\x11' was on, issue 38). */
+static char lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+static char upper(char c) { return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c; }
+
 static bool same_word(const char *a, const char *b) {
   for (; *a && *b; a++, b++)
-    if ((*a | 0x20) != *b) /* (any case: b is lower case) */
+    if (lower(*a) != *b) /* (any case: b is lower case) */
       return false;
   return *a == *b;
 }
@@ -210,7 +219,7 @@ static enum verdict parse_number(const char *s, bool suffix, uint64_t *v) {
     over |= n > (UINT64_MAX - (uint64_t)(*s - '0')) / 10;
     n = n * 10 + (uint64_t)(*s - '0');
   }
-  const char *units = "kmg", *u = suffix && *s ? strchr(units, *s | 0x20) : NULL;
+  const char *units = "kmg", *u = suffix && *s ? strchr(units, lower(*s)) : NULL;
   if (u) {
     unsigned shift = 10 * (unsigned)(u - units + 1);
     over |= n > UINT64_MAX >> shift;
@@ -232,27 +241,52 @@ static enum verdict parse_choice(const option_t *o, const char *s, uint64_t *v) 
   return o->flags & F_BOOLS ? parse_bool(s, v) : NOT_A;
 }
 
-/* A number below NSIG, or a name with or without SIG (USR1, SIGUSR2, ...): what
- * AXMALLOC_PROF_SIGNAL always took. */
+/* The signals a profile is written on: SIGUSR1, SIGUSR2 and the real-time signals the C
+ * library leaves to programs (SIGRTMIN to SIGRTMAX: 34 to 64 with glibc, which keeps 32 and
+ * 33), which mean nothing but what the program makes them mean. Every other signal means
+ * something that a handler which writes a file and returns would take away (issue 38):
+ *   SEGV BUS FPE ILL TRAP SYS  a fault: the instruction runs again and faults again, for ever
+ *                              (29,080 profiles in 3 s before the program was killed)
+ *   ABRT                       abort(): axmalloc's own fatal reports, assert
+ *   HUP INT QUIT TERM          how a terminal, a user or a service manager stops the program
+ *   PIPE XCPU XFSZ             how the kernel stops a writer to a closed pipe, a program past
+ *                              its CPU time or file size
+ *   ALRM VTALRM PROF           timers (alarm's watchdogs, CPU profilers: a profile a tick)
+ *   CHLD CONT TSTP TTIN TTOU   job control and the kernel's news (a profile for every child
+ *   WINCH URG IO PWR STKFLT    that exits; a ^Z that no longer stops the program)
+ *   KILL STOP                  cannot be caught
+ * A number and a name of one signal get the same answer. */
+static bool profile_signal(uint64_t n) {
+  return n == SIGUSR1 || n == SIGUSR2 || (n >= (uint64_t)SIGRTMIN && n <= (uint64_t)SIGRTMAX);
+}
+
+/* USR1, USR2, RTMIN, RTMIN+n, RTMAX or RTMAX-n (kill -l's names), with or without SIG, in
+ * capitals; or the number of one of these. */
 static enum verdict parse_signal(const char *s, uint64_t *v) {
-  static const struct {
-    const char *name;
-    int sig;
-  } names[] = {{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT},
-               {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM},
-               {"TERM", SIGTERM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}};
   if (*s >= '0' && *s <= '9') {
     enum verdict r = parse_number(s, false, v);
-    return r == OK && (*v == 0 || *v >= NSIG) ? OUT_OF_RANGE : r;
+    return r == OK && !profile_signal(*v) ? OUT_OF_RANGE : r;
   }
   if (strncmp(s, "SIG", 3) == 0)
     s += 3;
-  for (unsigned k = 0; k < sizeof names / sizeof *names; k++)
-    if (strcmp(s, names[k].name) == 0) {
-      *v = (uint64_t)names[k].sig;
-      return OK;
-    }
-  return NOT_A;
+  if (strcmp(s, "USR1") == 0 || strcmp(s, "USR2") == 0) {
+    *v = s[3] == '1' ? SIGUSR1 : SIGUSR2;
+    return OK;
+  }
+  bool from_min = strncmp(s, "RTMIN", 5) == 0;
+  if (!from_min && strncmp(s, "RTMAX", 5) != 0)
+    return NOT_A;
+  uint64_t n = 0;
+  enum verdict r = OK;
+  if (s[5]) {
+    if (s[5] != (from_min ? '+' : '-'))
+      return NOT_A;
+    r = parse_number(s + 6, false, &n);
+  }
+  if (r == OK && n > (uint64_t)(SIGRTMAX - SIGRTMIN))
+    r = OUT_OF_RANGE;
+  *v = from_min ? (uint64_t)SIGRTMIN + n : (uint64_t)SIGRTMAX - n;
+  return r;
 }
 
 /* What a bad value is not, for the message (buf: 96 bytes for a range). */
@@ -260,8 +294,7 @@ static const char *expected(const option_t *o, enum verdict r, char *buf) {
   static const char *const what[] = {
       [P_BOOL] = "is not a boolean (1, 0, yes, no, true, false, on or off)",
       [P_SIZE] = "is not a size (digits with an optional k, m or g suffix)",
-      [P_UINT] = "is not a number (digits)",
-      [P_SIGNAL] = "is not a signal (a number, or a name such as USR2 or SIGUSR2)"};
+      [P_UINT] = "is not a number (digits)"};
   if (o->parse == P_CHOICE) { /* "is not auto, never or always" */
     char *b = buf + strlen(strcpy(buf, o->flags & F_BOOLS ? what[P_BOOL] : "is not "));
     for (unsigned k = o->flags & F_BOOLS ? 2 : 0; o->words[k]; k++) {
@@ -270,7 +303,14 @@ static const char *expected(const option_t *o, enum verdict r, char *buf) {
     }
     return buf;
   }
-  if (r == NOT_A || o->parse == P_SIGNAL)
+  if (o->parse == P_SIGNAL) { /* (with this C library's numbers) */
+    char *b = stpcpy(buf, "is not a signal for profiles (USR1, USR2, RTMIN to RTMAX: ");
+    b = stpcpy(put_u(b, SIGUSR1), ", ");
+    b = stpcpy(put_u(b, SIGUSR2), ", ");
+    strcpy(put_u(stpcpy(put_u(b, (uint64_t)SIGRTMIN), " to "), (uint64_t)SIGRTMAX), ")");
+    return buf;
+  }
+  if (r == NOT_A)
     return what[o->parse];
   char lo[24], hi[24];
   uint64_t min = o->flags & F_OS_PAGE ? axi_os_page : o->min;
@@ -306,8 +346,6 @@ static enum verdict parse_value(const option_t *o, const char *s, uint64_t *v) {
 }
 
 /* ---- names that are no option ---------------------------------------------------------- */
-
-static char upper(char c) { return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c; }
 
 /* The edit distance of a and b (Damerau-Levenshtein, optimal string alignment: a swap of two
  * neighbours is one edit), on their first 32 characters, in any case (AXMALLOC_stats is
@@ -358,10 +396,9 @@ static void unknown_names(void) {
       continue;
     const char *eq = strchr(*e, '='), *nearest = NULL;
     size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
-    char g[88];
+    char g[SHOWN_MAX + 4];
     if (!known(*e, n, &nearest))
-      axi_write("axmalloc: %s: no such option (did you mean %s?)\n", shown(*e, g, sizeof g),
-                nearest);
+      axi_write("axmalloc: %s: no such option (did you mean %s?)\n", shown(*e, g), nearest);
   }
 }
 
@@ -384,28 +421,49 @@ static void set_state(void) {
                       "cannot switch checked mode off in a build with -DAX_CHECKED=ON", true);
 }
 
+/* Option i from its text s (NULL or empty: not given): its value, or its default and the line
+ * that says why. */
+static void read_option(enum axi_option i, const char *s) {
+  const option_t *o = &table[i];
+  set_default(i);
+  if (!s || !*s)
+    return;
+  uint64_t v = 0;
+  char buf[96];
+  enum verdict r = parse_value(o, s, &v);
+  if (r != OK) {
+    reject(i, s, expected(o, r, buf), true);
+    return;
+  }
+  /* (str: a choice's own word; else the text given, which the owner's check may name) */
+  value[i] = (value_t){v, o->words ? o->words[v] : s, true};
+}
+
 void axi_options_read(void) {
   for (unsigned i = 0; i < AXI_OPTION_COUNT; i++) {
-    const option_t *o = &table[i];
-    if (!o->env) /* (an id without a row: caught by the first test that runs) */
+    if (!table[i].env) /* (an id without a row: caught by the first test that runs) */
       axi_fatal("axmalloc: options.c: option %d has no row in the table\n", (int)i);
-    const char *s = getenv(o->env);
-    set_default(i);
-    if (!s || !*s)
-      continue;
-    uint64_t v = 0;
-    char buf[96];
-    enum verdict r = parse_value(o, s, &v);
-    if (r != OK) {
-      reject(i, s, expected(o, r, buf), true);
-      continue;
-    }
-    /* (str: a choice's own word; else the text given, which the owner's check may name) */
-    value[i] = (value_t){v, o->words ? o->words[v] : s, true};
+    read_option(i, getenv(table[i].env));
   }
   unknown_names();
   set_state();
 }
+
+#if AX_TEST_HOOKS
+/* The parser in process, for t_optfuzz (hooks.h): read_option on s, then option i as it was. */
+int ax_test_option(unsigned i, const char *s, const char **env, uint64_t *num, const char **str) {
+  if (i >= AXI_OPTION_COUNT)
+    return -1;
+  value_t kept = value[i];
+  read_option(i, s);
+  *env = table[i].env;
+  *num = value[i].num;
+  *str = value[i].str;
+  int taken = value[i].from_env;
+  value[i] = kept;
+  return taken;
+}
+#endif
 
 uint64_t axi_option_num(enum axi_option i) { return value[i].num; }
 const char *axi_option_str(enum axi_option i) { return value[i].str; }

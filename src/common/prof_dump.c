@@ -430,7 +430,7 @@ static void signal_init(void) {
   sigemptyset(&sa.sa_mask);
   if (sigaction(sig, &sa, NULL) == 0)
     axi_prof.signal = sig;
-  else /* (SIGKILL, SIGSTOP) */
+  else /* (none that options.c takes, with glibc: another C library may keep one) */
     axi_option_reject(AXI_OPTION_PROF_SIGNAL, "is a signal that cannot be caught", true);
 }
 
