@@ -50,6 +50,10 @@ enum ax_hook_point {
   /* A heap profile is being written, its file open; the profile's lock is held
    * (prof_dump.c). arg: NULL. */
   AX_HOOK_DUMP,
+  /* The double-free seek (remote.c) found the page of a block in transit in the page map and
+   * is about to read its link; every unmap waits meanwhile (axi_segments_hold). arg: the
+   * block. The function must not allocate or free. */
+  AX_HOOK_SEEK_STEP,
   AX_HOOK_POINTS
 };
 

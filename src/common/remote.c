@@ -121,6 +121,7 @@ static uint32_t send_to(uintptr_t key, ax_block_t *head, ax_block_t *tail) {
     axi_set_transit(tail_page, tail, in);
   } while (!ax_atomic_cas_release(inbox, &in, (uintptr_t)head));
   AX_HOOK(AX_HOOK_REMOTE_FREE_PUBLISHED, head);
+  axi_remote_sweep_wanted(); /* (one load while a sweep is due already) */
   return 1;
 }
 
@@ -155,6 +156,7 @@ static bool chain_has(ax_block_t *head, uint32_t max, const ax_block_t *b) {
   for (uint32_t j = 0; j < max && x; j++) {
     if (x == b)
       return true;
+    AX_HOOK(AX_HOOK_SEEK_STEP, x);
     if (!transit_next(x, &page, &x))
       return false;
   }
@@ -431,7 +433,7 @@ static ax_lock_t sweep_lock;       /* one stealer at a time; fork's prepare hand
 static ax_atomic_word sweep_due;   /* ms: the next sweep; 0 while no batch was opened since */
 static ax_atomic_word sweep_count; /* sweeps made (ax_ctl: stats.remote_sweeps) */
 
-/* A batch was opened: a sweep comes within a purge delay. */
+/* A batch was opened, or blocks sent to an inbox: a sweep comes within a purge delay. */
 void axi_remote_sweep_wanted(void) {
   if (!ax_atomic_load_relaxed(&sweep_due))
     ax_atomic_store_relaxed(&sweep_due, axi_now_ms() + ax_peek(&axi_options.purge_delay_ms) + 1);
@@ -463,14 +465,37 @@ static void steal_from(ax_heap_t *heap) {
   ax_atomic_fetch_add_relaxed(&axi_stats.remote_steals, batches);
 }
 
+/* An inbox whose head did not move since the last sweep: its owner has not taken it for a
+ * whole delay (idle, or a heap a new thread took over while other threads' batches were
+ * still keyed by it, with blocks of pages that a third thread has since reclaimed). It is
+ * taken as the owner would take it (a CAS from the head seen to empty: never a closed one)
+ * and each block goes alone to its page's thread_free, where whoever owns the page finds it.
+ * post: true when it was taken. */
+static bool forward_idle_inbox(ax_heap_t *heap) {
+  uintptr_t in = ax_atomic_load_acquire(&heap->inbox), before = heap->swept_in;
+  heap->swept_in = in;
+  if (in == 0 || in == AX_INBOX_CLOSED || in != before ||
+      !ax_atomic_cas_acq_rel(&heap->inbox, &in, 0))
+    return false;
+  heap->swept_in = 0;
+  uint32_t n = scatter((ax_block_t *)in);
+  ax_atomic_fetch_add_relaxed(&axi_stats.remote_publishes, n);
+  ax_atomic_fetch_add_relaxed(&axi_stats.remote_steals, 1);
+  return true;
+}
+
 /* One round: up to AX_STEAL_ROUND heaps from h on marked, one barrier, each stolen from if
- * its thread is out (counted in *stolen). post: the heap to start the next round from. */
+ * its thread is out (counted in *stolen, with the idle inboxes forwarded). post: the heap
+ * to start the next round from. */
 static ax_heap_t *steal_round(ax_heap_t *h, const ax_heap_t *self, bool all, unsigned *stolen) {
   ax_heap_t *got[AX_STEAL_ROUND];
   uint32_t last[AX_STEAL_ROUND];
   unsigned n = 0;
   for (; h && n < AX_STEAL_ROUND; h = h->all_next) {
-    if (h == self || !ax_peek(&h->active) || !ax_peek(&h->rb.open))
+    if (h == self || !ax_peek(&h->active))
+      continue;
+    *stolen += forward_idle_inbox(h);
+    if (!ax_peek(&h->rb.open))
       continue;
     uint64_t seen = batches_seen(h), before = h->swept;
     h->swept = seen;
@@ -526,7 +551,7 @@ bool axi_remote_sweep_tick(ax_heap_t *heap) {
   unsigned stolen = axi_remote_steal(heap, false);
   /* (again a delay on while a batch is open anywhere; a batch opened meanwhile set it) */
   for (ax_heap_t *h = axi_heap_all(); h; h = h->all_next)
-    if (ax_peek(&h->active) && ax_peek(&h->rb.open)) {
+    if (ax_peek(&h->active) && (ax_peek(&h->rb.open) || ax_atomic_load_relaxed(&h->inbox) > 1)) {
       axi_remote_sweep_wanted();
       break;
     }

@@ -358,7 +358,8 @@ typedef struct ax_heap {
    * one does, EXITING from the thread's exit on (none may start then) until a thread takes
    * the heap again. */
   ax_atomic_word steal;
-  uint64_t swept; /* what the last sweep saw of its batches (remote.c), the sweeper's alone */
+  uint64_t swept;     /* what the last sweep saw of its batches (remote.c), the sweeper's */
+  uintptr_t swept_in; /* ... and of its inbox: its head */
   /* blocks other threads sent (remote.c), taken with one exchange (page.c): on a line of its
    * own, which senders write and the owner reads on its slow paths */
   ax_atomic_word inbox __attribute__((aligned(64)));
