@@ -263,17 +263,24 @@ static ax_heap_t *heap_for_chains(void) {
 /* ---- the thread's side of a steal ------------------------------------------------------ *
  * Another thread may send this thread's batches for it while it is not in them (a trim, a
  * sweep: below). The thread's side is two plain stores around everything it does with its
- * batches, rb.busy set first and cleared last, and one read of rb.last between: a stealer that sets
- * rb.last to AX_RB_STOLEN and then makes every running thread pass a full barrier (membarrier:
- * axi_os_barrier) either sees busy set or is seen, by the thread's next read of rb.last. So the
+ * batches, rb_busy set first and cleared last, and one read of rb_last between: a stealer that sets
+ * rb_last to AX_RB_STOLEN and then makes every running thread pass a full barrier (membarrier:
+ * axi_os_barrier) either sees busy set or is seen, by the thread's next read of rb_last. So the
  * fast path pays no fence. The slot AX_RB_STOLEN names never has a batch: the fast path falls
  * through to free_slow, which gives the block alone to its page while the steal is on. */
+/* Plain accesses, the compiler kept in order by its fences: an atomic one would be a
+ * base-register-only instruction on AArch64 (one more each), and a release store too. The
+ * stealer that reads busy clear makes every thread pass a second barrier before it reads the
+ * slots, so that the stores made before the clear are seen. */
 static inline bool rb_enter(ax_heap_t *heap) {
-  ax_poke(&heap->rb.busy, 1);
+  heap->rb_busy = 1;
   ax_compiler_fence();
-  return ax_peek(&heap->rb.last) != AX_RB_STOLEN;
+  return heap->rb_last != AX_RB_STOLEN;
 }
-static inline void rb_leave(ax_heap_t *heap) { ax_poke_release(&heap->rb.busy, 0); }
+static inline void rb_leave(ax_heap_t *heap) {
+  ax_compiler_fence();
+  heap->rb_busy = 0;
+}
 
 /* Everything but an append to the batch of the last slot used: find the key's slot; open a
  * batch there when the slot names the key already (its second free), else name the key in
@@ -294,7 +301,7 @@ static void free_slow_in(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
   unsigned i = slot_of(key);
   ax_remote_slot_t *s = &heap->rb.slot[i];
   if (s->to == key && s->nb) { /* a batch, not the last used, or b looked free */
-    heap->rb.last = i;
+    heap->rb_last = i;
     if (batch_append(s, b, page))
       slot_full(heap, s);
     return;
@@ -305,7 +312,7 @@ static void free_slow_in(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
     s->head = s->tail = b;
     s->nb = AX_RB_ONE + page->block_size;
     heap->rb.open |= (uint64_t)1 << i;
-    heap->rb.last = i;
+    heap->rb_last = i;
     if ((uint32_t)s->nb >= AX_RB_COST)
       slot_publish(heap, s);
     else
@@ -331,13 +338,14 @@ static AX_NOINLINE void free_slow(ax_block_t *b, ax_page_t *page, ax_segment_t *
  * goes to its owner (a consumer frees the blocks of one producer, a server's thread those
  * of the other). The empty heap's slots name nothing, so a thread without a heap always
  * falls through; so does a block of an abandoned segment (its slot's key is seg | 1), and
- * every free while another thread sends this one's batches (rb.last is AX_RB_STOLEN). */
+ * every free while another thread sends this one's batches (rb_last is AX_RB_STOLEN). */
 void axi_remote_free(ax_block_t *b, ax_page_t *page, ax_segment_t *seg) {
   ax_heap_t *heap = axi_tls_heap;
   ax_heap_t *owner = (ax_heap_t *)ax_atomic_load_relaxed(&seg->heap);
-  ax_poke(&heap->rb.busy, 1); /* (rb_enter, with the test folded into the slot's) */
+  heap->rb_busy = 1; /* (rb_enter, with the test folded into the slot's) */
   ax_compiler_fence();
-  ax_remote_slot_t *s = &heap->rb.slot[ax_peek(&heap->rb.last)];
+  ax_remote_slot_t *s = &heap->rb.slot[heap->rb_last];
+  __asm__("" : "+r"(s)); /* (one base for the slot's fields: gcc 12 made a second, 3 more) */
   if (ax_unlikely(s->to != (uintptr_t)owner || s->nb == 0 || axi_looks_free(page, b)))
     return free_slow(b, page, seg);
   if (batch_append(s, b, page))
@@ -423,10 +431,10 @@ void axi_remote_age(ax_heap_t *heap) {
  * segment they are in, until it exits. So a trim (any thread's malloc_trim) sends every
  * other thread's open batches, and a sweep (every purge delay, from any thread's slow path)
  * those that did not change since the last sweep. The stealer: the heap's steal word ON (one
- * stealer per heap; never while its thread exits), rb.last AX_RB_STOLEN, one barrier on every
+ * stealer per heap; never while its thread exits), rb_last AX_RB_STOLEN, one barrier on every
  * running thread (axi_os_barrier, for up to AX_STEAL_ROUND heaps at once), then busy read:
- * clear, and rb.last still AX_RB_STOLEN, the thread is not in its batches and cannot enter
- * them (rb_enter) until rb.last is given back. Without membarrier (an old kernel, a seccomp
+ * clear, and rb_last still AX_RB_STOLEN, the thread is not in its batches and cannot enter
+ * them (rb_enter) until rb_last is given back. Without membarrier (an old kernel, a seccomp
  * filter) nothing is stolen: remote.steal reads "off" (ax_ctl). */
 #define AX_STEAL_ROUND 64
 static ax_lock_t sweep_lock;       /* one stealer at a time; fork's prepare handler takes it */
@@ -449,7 +457,7 @@ static uint64_t batches_seen(const ax_heap_t *heap) {
 }
 
 /* Send heap's open batches for its thread. pre: heap's steal ON, its thread out of its
- * batches and kept out (rb.last AX_RB_STOLEN). post: the batches sent. */
+ * batches and kept out (rb_last AX_RB_STOLEN). post: the batches sent. */
 static void steal_from(ax_heap_t *heap) {
   uint64_t blocks = 0, publishes = 0, batches = 0;
   for (uint64_t m = heap->rb.open; m; m &= m - 1, batches++) {
@@ -502,21 +510,28 @@ static ax_heap_t *steal_round(ax_heap_t *h, const ax_heap_t *self, bool all, uns
     uintptr_t expect = AX_STEAL_FREE;
     if ((!all && seen != before) || !ax_atomic_cas_acq_rel(&h->steal, &expect, AX_STEAL_ON))
       continue;
-    last[n] = ax_peek(&h->rb.last);
-    ax_poke(&h->rb.last, AX_RB_STOLEN);
+    last[n] = ax_peek(&h->rb_last);
+    ax_poke(&h->rb_last, AX_RB_STOLEN);
     got[n++] = h;
   }
-  bool barrier = n && axi_os_barrier();
+  bool barrier = n && axi_os_barrier(), out[AX_STEAL_ROUND], any = false;
   for (unsigned i = 0; i < n; i++) {
     ax_heap_t *v = got[i];
-    bool out = barrier && !ax_peek_acquire(&v->rb.busy) && ax_peek(&v->rb.last) == AX_RB_STOLEN;
-    if (out) {
+    out[i] = barrier && !ax_peek(&v->rb_busy) && ax_peek(&v->rb_last) == AX_RB_STOLEN;
+    any |= out[i];
+  }
+  /* A second barrier: the stores of each thread seen out, made before it cleared busy, are
+   * seen now (it cleared busy without a release: rb_leave). */
+  any = any && axi_os_barrier();
+  for (unsigned i = 0; i < n; i++) {
+    ax_heap_t *v = got[i];
+    if (any && out[i]) {
       steal_from(v);
       v->swept = 0;
       ++*stolen;
     }
-    if (ax_peek(&v->rb.last) == AX_RB_STOLEN) /* (else its thread moved it: a valid slot) */
-      ax_poke_release(&v->rb.last, last[i]);
+    if (ax_peek(&v->rb_last) == AX_RB_STOLEN) /* (else its thread moved it: a valid slot) */
+      ax_poke_release(&v->rb_last, last[i]);
     ax_atomic_store_release(&v->steal, AX_STEAL_FREE);
   }
   return h;

@@ -286,16 +286,14 @@ AXI_HIDDEN extern const uint8_t axi_cache_class[AX_CACHE_MAX >> 8];
 #define AX_RB_AGE_TICKS 64u                /* malloc slow paths between two ageings (remote.c) */
 typedef struct ax_remote_slot {
   uintptr_t to; /* the owning heap of the batch, or page | 1 (remote.c); or of the last free */
+  uint64_t nb;  /* its blocks << 32 | its cost: one add and one compare a block */
   ax_block_t *head, *tail; /* the batch, in transit (axi_set_transit); valid while nb != 0 */
-  uint64_t nb;             /* its blocks << 32 | its cost: one add and one compare a block */
 } ax_remote_slot_t;
 static inline uint32_t axi_rb_n(uint64_t nb) { return (uint32_t)(nb >> 32); }
 typedef struct ax_remote_batch {
   uint64_t open;  /* bit i: slot i has a batch (n > 0) */
   uint64_t older; /* open batches that waited through an ageing already (remote.c) */
-  uint32_t last;  /* the slot a remote free used last; AX_RB_STOLEN while a steal is on */
   uint32_t ticks; /* malloc slow paths since the last ageing (remote.c) */
-  uint8_t busy;   /* 1 while its thread is in its batches (remote.c: steals) */
   /* the slots, and one more that never holds a batch: the one AX_RB_STOLEN names */
   ax_remote_slot_t slot[AX_RB_SLOTS + 1];
 } ax_remote_batch_t;
@@ -326,9 +324,15 @@ typedef struct ax_prof_heap {
 } ax_prof_heap_t;
 
 typedef struct ax_heap {
-  ax_page_t *direct[AX_DIRECT_N]; /* size n -> page of its class (or the empty page) */
-  ax_pageq_t queue[AX_CLASSES];   /* pages with (probably) free blocks, per class */
-  ax_page_t *pinned[AX_CLASSES];  /* the pinned current page of each class (page.c) */
+  ax_page_t *direct[AX_DIRECT_N]; /* size n -> page of its class (or the empty page): first */
+  /* The batches' slot a remote free used last (remote.c), AX_RB_STOLEN while another thread
+   * sends the batches; and 1 while the thread is in its batches. Both 32-bit words right
+   * after direct, where an AArch64 word load or store reaches them with its offset (a byte
+   * store reaches 4 KiB; rb is 15 KiB in). */
+  uint32_t rb_last;
+  uint32_t rb_busy;
+  ax_pageq_t queue[AX_CLASSES];  /* pages with (probably) free blocks, per class */
+  ax_page_t *pinned[AX_CLASSES]; /* the pinned current page of each class (page.c) */
   /* class -> its current page, or the empty page (none yet, checked mode): malloc's path
    * for sizes above the direct table's */
   ax_page_t *current[AX_CLASSES];
