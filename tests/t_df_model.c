@@ -56,8 +56,10 @@
  *
  *   t_df_model                 every place but the profiler's
  *   t_df_model prof            the profiler's places (AXMALLOC_PROF=1 AXMALLOC_PROF_SAMPLE=1)
- *   t_df_model [prof] [-v] <text>  only the cells whose name contains text ("inbox.mid 64
- *                              third"); -v prints what each child said
+ *   t_df_model [prof] [-v] [-owner-first] <text>  only the cells whose name contains text
+ *                              ("inbox.mid 64 third"); -v prints what each child said;
+ *                              -owner-first: after the second free the owner mallocs first,
+ *                              before the other threads exit and send their batches
  */
 #include <pthread.h>
 #include <semaphore.h>
@@ -381,6 +383,7 @@ static bool at(int pos, int len, int want) {
 static size_t S;           /* the cell's size */
 static void *blk[256];     /* the owner's blocks of S */
 static size_t reuse_count; /* mallocs after the second free, at most */
+static bool owner_first;   /* -owner-first: the owner mallocs before the others exit */
 
 static void op_start(long id) { /* a heap, bound to a small block that stays live */
   void *p = tmalloc(16);
@@ -760,6 +763,12 @@ static void cell_child(const place_t *pl, int si, int kind) {
   say("@target %p\n@second\n", target);
   run(second, op_free_target, 0);
   say("@survived\n");
+  /* (owner_first: the owner mallocs before the others send what they hold, as it may while a
+   * batch waits for its thread's next slow paths) */
+  if (owner_first && act[OWNER].live) {
+    run(OWNER, op_reuse, (long)reuse_count);
+    audit("after the owner's mallocs");
+  }
   /* the others exit (their batches sent); the owner, or a thread that takes over its
    * segment, trims (takes its inbox, every thread_free and its cache) and mallocs */
   for (int id = FREER; id < ACTORS; id++)
@@ -890,6 +899,8 @@ int main(int argc, char **argv) {
       prof = true;
     else if (strcmp(argv[i], "-v") == 0)
       verbose = true;
+    else if (strcmp(argv[i], "-owner-first") == 0)
+      owner_first = true;
     else
       filter = argv[i];
   check_axmalloc_active();
