@@ -49,6 +49,22 @@ foreach(t t_full_pages t_cache t_free_filter)
                              ${PROJECT_SOURCE_DIR}/src/arch/${AX_ARCH})
 endforeach()
 
+# ---- the double-free model (tests/t_df_model.c) ----------------------------------------------
+# Every place a freed block can wait (batches, inboxes, thread_free, the cache, the page
+# lists, abandoned segments, huge and zero-size blocks), freed again by the owner, the first
+# freer, a third thread and a thread without a heap, each cell in a forked child whose every
+# malloc is checked against a shadow set of the live blocks; it reads the places through
+# internal.h. The default mode's: it skips itself (77) in checked mode and while tagging; the
+# profiler's passes leave it out (noprof, paths.cmake) and t_df_model.prof runs the places the
+# profiler adds (the block aside, a sampled block's slot), sampling paused or every byte.
+ax_test(t_df_model SOURCES t_df_model.c)
+target_include_directories(t_df_model PRIVATE ${PROJECT_SOURCE_DIR}/src/common
+                           ${PROJECT_SOURCE_DIR}/src/arch/${AX_ARCH})
+add_test(NAME t_df_model.prof COMMAND t_df_model prof)
+set_tests_properties(t_df_model.prof PROPERTIES ENVIRONMENT
+  "AXMALLOC_PROF=1;AXMALLOC_PROF_SAMPLE=1;AXMALLOC_PROF_FILE=${CMAKE_CURRENT_BINARY_DIR}/t_df_model")
+set_tests_properties(t_df_model t_df_model.prof PROPERTIES SKIP_RETURN_CODE 77)
+
 # An AX_CHECKED=ON build runs every test in checked mode. Those that pin down the default
 # mode's block layout (malloc_usable_size == the class size, per-class counts, ax_ctl's byte
 # counts, instruction budgets), tagging or the profiler (off in checked mode: t_mte,
@@ -56,7 +72,7 @@ endforeach()
 # (t_race_remote, race.cmake) cannot hold there by design; everything else must pass.
 if(AX_CHECKED)
   foreach(t t_budget t_api t_realloc t_stats t_full_pages t_cache t_free_filter t_cxx_new
-            t_cxx_new_static t_remote_batch t_ctl t_ctl.prof t_mte)
+            t_cxx_new_static t_remote_batch t_ctl t_ctl.prof t_mte t_df_model t_df_model.prof)
     if(TEST ${t})
       set_tests_properties(${t} PROPERTIES DISABLED TRUE)
     endif()
