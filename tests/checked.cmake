@@ -60,10 +60,13 @@ endforeach()
 ax_test(t_df_model SOURCES t_df_model.c)
 target_include_directories(t_df_model PRIVATE ${PROJECT_SOURCE_DIR}/src/common
                            ${PROJECT_SOURCE_DIR}/src/arch/${AX_ARCH})
+# the owner mallocs right after the second free, before the others send what they hold
+add_test(NAME t_df_model.owner_first COMMAND t_df_model -owner-first)
 add_test(NAME t_df_model.prof COMMAND t_df_model prof)
 set_tests_properties(t_df_model.prof PROPERTIES ENVIRONMENT
   "AXMALLOC_PROF=1;AXMALLOC_PROF_SAMPLE=1;AXMALLOC_PROF_FILE=${CMAKE_CURRENT_BINARY_DIR}/t_df_model")
-set_tests_properties(t_df_model t_df_model.prof PROPERTIES SKIP_RETURN_CODE 77)
+set_tests_properties(t_df_model t_df_model.owner_first t_df_model.prof PROPERTIES
+                     SKIP_RETURN_CODE 77)
 
 # An AX_CHECKED=ON build runs every test in checked mode. Those that pin down the default
 # mode's block layout (malloc_usable_size == the class size, per-class counts, ax_ctl's byte
@@ -72,7 +75,8 @@ set_tests_properties(t_df_model t_df_model.prof PROPERTIES SKIP_RETURN_CODE 77)
 # (t_race_remote, race.cmake) cannot hold there by design; everything else must pass.
 if(AX_CHECKED)
   foreach(t t_budget t_api t_realloc t_stats t_full_pages t_cache t_free_filter t_cxx_new
-            t_cxx_new_static t_remote_batch t_ctl t_ctl.prof t_mte t_df_model t_df_model.prof)
+            t_cxx_new_static t_remote_batch t_ctl t_ctl.prof t_mte t_df_model t_df_model.owner_first
+            t_df_model.prof)
     if(TEST ${t})
       set_tests_properties(${t} PROPERTIES DISABLED TRUE)
     endif()
