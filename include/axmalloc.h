@@ -145,6 +145,11 @@ size_t ax_class_size(unsigned c);
  *   purge               void          w   return free memory to the OS now (ax_trim(0))
  *   prof.active         bool          rw  sampling on (AXMALLOC_PROF=1 started it) or paused
  *   prof.dump           const char *  w   write a profile (ax_prof_dump; NULL: the default)
+ *   remote.steal        const char *  r   "membarrier": an idle thread's batches of remote
+ *                                         frees are sent by other threads (a trim, a sweep
+ *                                         every purge delay); "off": they wait for it
+ *   stats.remote_steals uint64_t      r   batches and idle inboxes sent so
+ *   stats.remote_sweeps uint64_t      r   trims and sweeps that looked for them
  *   opt.<option>        (its kind)    r   every AXMALLOC_* option as read at start-up, named
  *                                         in lower case without AXMALLOC_ (opt.prof_sample):
  *                                         on/off options bool, sizes size_t, numbers
