@@ -8,6 +8,8 @@
 #   t_race_remote      a remote free stopped after its CAS while the owner unmaps the segment
 #   t_race_remap       a huge realloc stopped after its move while another thread maps the
 #                      old range
+#   t_race_seek        the double-free seek stopped at a block of another thread's inbox
+#                      while that block's owner unmaps its segment: the unmap waits
 #   t_sigfork.*        fork() from a signal handler inside every global lock (single- and
 #                      multithreaded), and glibc's tst-mallocfork2 pattern
 #   t_cancel.*         reports and fatal errors with a cancellation pending; threads
@@ -35,6 +37,10 @@ endfunction()
 
 ax_hook_test(t_race_remote SOURCES t_race_remote.c)
 ax_hook_test(t_race_remap SOURCES t_race_remap.c)
+# (reads the layout of segments, pages and heaps from src/common/internal.h)
+ax_hook_test(t_race_seek SOURCES t_race_seek.c)
+set_tests_properties(t_race_seek PROPERTIES SKIP_RETURN_CODE 77)
+set_property(TEST t_race_seek APPEND PROPERTY LABELS noprof) # (paths.cmake: a sampled block)
 ax_hook_test(t_sigfork SOURCES t_sigfork.c ARGS locked 0)
 if(CMAKE_CROSSCOMPILING) # about 20 s under qemu, 30+ on a loaded machine: alarm later
   set_tests_properties(t_sigfork PROPERTIES ENVIRONMENT "AX_HANG_SECONDS=200" TIMEOUT 300)
@@ -105,7 +111,7 @@ endif()
 # The programs the `atomics` and `race` tests run (tests/atomics.cmake and this file): all the
 # fixed-atomics aarch64 builds of scripts/test.sh build, instead of the whole tree
 set(ax_race_programs axmalloc axmalloc_static axmalloc_hooks t_atomic t_race_remote t_race_remap
-    t_sigfork t_prof_cancel t_tsd_late t_cancel t_stack)
+    t_race_seek t_sigfork t_prof_cancel t_tsd_late t_cancel t_stack)
 if(TARGET t_fork_model)
   list(APPEND ax_race_programs t_fork_model)
 endif()
