@@ -8,6 +8,11 @@
 #   t_race_remote      a remote free stopped after its CAS while the owner unmaps the segment
 #   t_race_remap       a huge realloc stopped after its move while another thread maps the
 #                      old range
+#   t_race_seek        the double-free seek stopped at a block of another thread's inbox
+#                      while that block's owner unmaps its segment: the unmap waits
+#   t_race_reuse.*     a batch keyed by a heap that a new thread took over, sent there with
+#                      a block of a third thread's page: the second trim (or sweep) after it
+#                      gives the block to its page (the new thread never allocates again)
 #   t_sigfork.*        fork() from a signal handler inside every global lock (single- and
 #                      multithreaded), and glibc's tst-mallocfork2 pattern
 #   t_cancel.*         reports and fatal errors with a cancellation pending; threads
@@ -35,6 +40,14 @@ endfunction()
 
 ax_hook_test(t_race_remote SOURCES t_race_remote.c)
 ax_hook_test(t_race_remap SOURCES t_race_remap.c)
+# (these two read the layout of segments, pages and heaps from src/common/internal.h)
+ax_hook_test(t_race_seek SOURCES t_race_seek.c)
+ax_hook_test(t_race_reuse SOURCES t_race_reuse.c ARGS trim)
+add_test(NAME t_race_reuse.sweep COMMAND t_race_reuse sweep)
+set_tests_properties(t_race_seek t_race_reuse t_race_reuse.sweep PROPERTIES SKIP_RETURN_CODE 77)
+set_tests_properties(t_race_reuse.sweep PROPERTIES LABELS race TIMEOUT 120)
+# (paths.cmake: a sampled block has a place of its own, in no class's page)
+set_property(TEST t_race_seek t_race_reuse t_race_reuse.sweep APPEND PROPERTY LABELS noprof)
 ax_hook_test(t_sigfork SOURCES t_sigfork.c ARGS locked 0)
 if(CMAKE_CROSSCOMPILING) # about 20 s under qemu, 30+ on a loaded machine: alarm later
   set_tests_properties(t_sigfork PROPERTIES ENVIRONMENT "AX_HANG_SECONDS=200" TIMEOUT 300)
@@ -105,7 +118,7 @@ endif()
 # The programs the `atomics` and `race` tests run (tests/atomics.cmake and this file): all the
 # fixed-atomics aarch64 builds of scripts/test.sh build, instead of the whole tree
 set(ax_race_programs axmalloc axmalloc_static axmalloc_hooks t_atomic t_race_remote t_race_remap
-    t_sigfork t_prof_cancel t_tsd_late t_cancel t_stack)
+    t_race_seek t_race_reuse t_sigfork t_prof_cancel t_tsd_late t_cancel t_stack)
 if(TARGET t_fork_model)
   list(APPEND ax_race_programs t_fork_model)
 endif()
