@@ -18,13 +18,18 @@
  * inbox that closed meanwhile goes alone onto its page's thread_free list, as every block of a
  * thread without heap does.
  *
- * Bounds: a batch is the freeing thread's alone until it is sent, and its blocks still count
- * as used in their pages, so no page or segment of them can go away meanwhile. A thread holds
- * at most AX_RB_SLOTS batches of AX_RB_COST (1 MiB). A batch waits at most until its slot is
- * wanted for another owner, it fills, the thread's 2 * AX_RB_AGE_TICKS-th malloc slow path or
- * the second batch it fills after the batch opened (ageing, below), a trim, or the thread's
- * exit (axi_remote_flush). A thread that frees once and then never calls the allocator again
- * holds that block until it exits.
+ * Bounds: a batch is the freeing thread's until it is sent, and its blocks still count as used
+ * in their pages, so no page or segment of them can go away meanwhile. A thread holds at most
+ * AX_RB_SLOTS batches of AX_RB_COST (1 MiB of blocks; a page each at worst: docs/design.md,
+ * "Bounds"). A batch waits at most until its slot is wanted for another owner, it fills, the
+ * thread's 2 * AX_RB_AGE_TICKS-th malloc slow path or the second batch it fills after the
+ * batch opened (ageing, below), a trim, a refused mapping, or the thread's exit
+ * (axi_remote_flush). A thread that stops calling the allocator does not keep them: another
+ * thread's trim sends them for it, and so does a sweep once they stayed as they were for a
+ * purge delay (steals, at the end: the thread's side is two plain stores).
+ *
+ * Double frees: every free that looks free asks axi_remote_seek whether the block waits in
+ * any place a freed block waits (docs/design.md, "Where a freed block waits").
  */
 #include "internal.h"
 
@@ -156,8 +161,11 @@ static bool chain_has(ax_block_t *head, uint32_t max, const ax_block_t *b) {
   for (uint32_t j = 0; j < max && x; j++) {
     if (x == b)
       return true;
-    AX_HOOK(AX_HOOK_SEEK_STEP, x);
-    if (!transit_next(x, &page, &x))
+    page = transit_page(x);
+    AX_HOOK(AX_HOOK_SEEK_STEP, x); /* (its page found, its link not read yet) */
+    uintptr_t link = page ? axi_transit(page, x) : 0;
+    x = (ax_block_t *)(link & ~AX_TRANSIT);
+    if (!(link & AX_TRANSIT))
       return false;
   }
   return false;
@@ -503,8 +511,8 @@ static ax_heap_t *steal_round(ax_heap_t *h, const ax_heap_t *self, bool all, uns
     if (h == self || !ax_peek(&h->active))
       continue;
     *stolen += forward_idle_inbox(h);
-    if (!ax_peek(&h->rb.open))
-      continue;
+    if (!axi_os_barrier_available() || !ax_peek(&h->rb.open))
+      continue; /* (without membarrier only idle inboxes are taken: a CAS needs no barrier) */
     uint64_t seen = batches_seen(h), before = h->swept;
     h->swept = seen;
     uintptr_t expect = AX_STEAL_FREE;
@@ -542,7 +550,7 @@ static ax_heap_t *steal_round(ax_heap_t *h, const ax_heap_t *self, bool all, uns
  * heaps whose batches were sent. */
 unsigned axi_remote_steal(const ax_heap_t *self, bool all) {
   unsigned stolen = 0;
-  if (!axi_os_barrier_available() || !axi_trylock(&sweep_lock))
+  if (!axi_trylock(&sweep_lock))
     return 0;
   ax_atomic_fetch_add_relaxed(&sweep_count, 1);
   for (ax_heap_t *h = axi_heap_all(); h;)
