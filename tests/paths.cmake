@@ -39,7 +39,7 @@ set(AX_NOPROF_TESTS
   t_full_pages t_cache t_free_filter t_remote_batch t_stats t_extras t_race_remote
   t_fork_model.release t_oom.huge t_oom.limit t_oom.threads t_oom.refused t_oom.refused_limit
   t_oom_cxx t_oom_cxx_static t_budget t_arm_budget t_stack t_cxx_new t_cxx_new_static t_badfree
-  t_ctl t_df_model t_df_model.owner_first t_df_model.prof)
+  t_ctl t_df_model t_df_model.owner_first t_df_model.prof t_idle_holder t_idle_holder.sweep)
 get_property(all_tests DIRECTORY PROPERTY TESTS)
 foreach(t ${all_tests})
   if(t MATCHES "^t_thp[.]fake[.]")
