@@ -566,8 +566,9 @@ unsigned axi_remote_steal(const ax_heap_t *self, bool all) {
  * thread's batches were sent (the caller takes over abandoned segments they may empty). */
 bool axi_remote_sweep_tick(ax_heap_t *heap) {
   uintptr_t due = ax_atomic_load_relaxed(&sweep_due);
-  if (!due || heap == &axi_heap_empty || (++heap->sweep_ticks & 63))
-    return false; /* (the empty heap: a realloc's tick in a thread without heap) */
+  if (!due || heap == &axi_heap_empty || axi_thread_exited || (++heap->sweep_ticks & 63))
+    return false; /* (not the empty heap, a realloc's in a thread without one; not a heap
+                   * whose thread exits: it would take segments over only to abandon them) */
   uint64_t now = axi_now_ms();
   if (now < due || !ax_atomic_cas_acq_rel(&sweep_due, &due, 0))
     return false;
