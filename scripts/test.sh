@@ -11,6 +11,8 @@
 #                       which builds the Debian packages (cpack -G DEB), installs them on this
 #                       machine, uses them and purges them again (skipped when not root)
 #   native/force-mt     the same build with AXMALLOC_FORCE_MT=1 (atomics while single-threaded)
+#   native/loaded       the `quick` tests twice with `stress-ng --cpu 2` beside them: a test
+#                       that fails once under load is a bug (docs/testing.md, "Flaky tests")
 #   native/prof         ... with the heap profiler sampling every 4 KiB (AXMALLOC_PROF=1
 #                       AXMALLOC_PROF_SAMPLE=4096), but for the tests labelled `noprof`, which
 #                       pin down what it changes by design (tests/paths.cmake)
@@ -224,6 +226,13 @@ if ax_configure "$NATIVE_DIR" "" -DAX_BUILD_FUZZ=ON "${EXTRA_CMAKE_ARGS[@]}" && 
   if [[ ${AX_QUICK:-0} != 1 ]]; then
     run_ctest native/force-mt "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_FORCE_MT=1 -- -LE threads \
       -E "$VARIANT_EXCLUDE"
+    if command -v stress-ng >/dev/null; then
+      stress-ng --cpu 2 --timeout 600 >/dev/null 2>&1 &
+      load_pid=$!
+      run_ctest native/loaded "$NATIVE_DIR" "$NATIVE_TIMEOUT" -- -L quick --repeat until-fail:2
+      kill "$load_pid" 2>/dev/null || true
+      wait "$load_pid" 2>/dev/null || true
+    fi
     prof_dir=$(mktemp -d) # (each test process writes its profile at exit)
     run_ctest native/prof "$NATIVE_DIR" "$NATIVE_TIMEOUT" AXMALLOC_PROF=1 AXMALLOC_PROF_SAMPLE=4096 \
       AXMALLOC_PROF_FILE="$prof_dir/p" -- -LE noprof -E "$VARIANT_EXCLUDE"
