@@ -168,6 +168,10 @@ AXI_HIDDEN int axi_os_access(const char *path, int mode);
 AXI_HIDDEN void *axi_os_map_file(int fd, size_t size);
 AXI_HIDDEN long axi_os_file_size(int fd);
 AXI_HIDDEN long axi_os_readlink(const char *path, char *buf, size_t n);
+AXI_HIDDEN void axi_os_wait(ax_atomic_word *w, uint32_t v, unsigned ms);
+AXI_HIDDEN void axi_os_wake(ax_atomic_word *w);
+AXI_HIDDEN bool axi_os_membarrier_register(void);
+AXI_HIDDEN bool axi_os_membarrier(void);
 AXI_HIDDEN uint64_t axi_now_ms(void);
 AXI_HIDDEN uint64_t axi_random(void);
 

@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -17,6 +19,15 @@
 #include "internal.h"
 
 /* ---- mappings ---------------------------------------------------------------------- */
+
+/* munmap, errno kept: the trims of a fresh reservation below, which nothing else has seen.
+ * Everything else goes through axi_os_unmap. */
+static void unmap(void *p, size_t size) {
+  int saved = errno;
+  munmap(p, size);
+  errno = saved;
+  ax_atomic_fetch_add_relaxed(&axi_stats.munmap_calls, 1);
+}
 
 /* post: size bytes of zeroed, readable and writable memory, or NULL (errno kept). */
 void *axi_os_map(size_t size) {
@@ -50,9 +61,9 @@ void *axi_os_reserve_aligned(size_t size, size_t align, size_t guard) {
     return NULL;
   uintptr_t start = ((uintptr_t)p + guard + align - 1) & ~(align - 1);
   if (start - guard > (uintptr_t)p)
-    axi_os_unmap(p, start - guard - (uintptr_t)p);
+    unmap(p, start - guard - (uintptr_t)p);
   if ((uintptr_t)p + span > start + size)
-    axi_os_unmap((void *)(start + size), (uintptr_t)p + span - (start + size));
+    unmap((void *)(start + size), (uintptr_t)p + span - (start + size));
   return (void *)start;
 }
 
@@ -77,12 +88,7 @@ bool axi_os_commit(void *p, size_t size) {
   return r == 0;
 }
 
-void axi_os_unmap(void *p, size_t size) {
-  int saved = errno;
-  munmap(p, size);
-  errno = saved;
-  ax_atomic_fetch_add_relaxed(&axi_stats.munmap_calls, 1);
-}
+void axi_os_unmap(void *p, size_t size) { unmap(p, size); }
 
 /* pre: size a multiple of the OS page; align a power of two >= AX_SEGMENT_SIZE; off a
  * multiple of AX_SEGMENT_SIZE below align.
@@ -100,7 +106,7 @@ void *axi_os_map_aligned(size_t size, size_t align, size_t off) {
     p = axi_os_map(size);
     if (!p || (((uintptr_t)p + off) & (align - 1)) == 0)
       return p;
-    axi_os_unmap(p, size);
+    unmap(p, size);
   }
   if (!(p = axi_os_map(size + align)))
     return NULL;
@@ -108,10 +114,10 @@ void *axi_os_map_aligned(size_t size, size_t align, size_t off) {
   if (start < (uintptr_t)p)
     start += align;
   if (start > (uintptr_t)p)
-    axi_os_unmap(p, start - (uintptr_t)p);
+    unmap(p, start - (uintptr_t)p);
   uintptr_t end = (uintptr_t)p + size + align;
   if (end > start + size)
-    axi_os_unmap((void *)(start + size), end - (start + size));
+    unmap((void *)(start + size), end - (start + size));
   return (void *)start;
 }
 
@@ -279,6 +285,46 @@ long axi_os_file_size(int fd) {
 
 long axi_os_readlink(const char *path, char *buf, size_t n) {
   return syscall(SYS_readlinkat, AT_FDCWD, path, buf, n);
+}
+
+/* ---- waiting ----------------------------------------------------------------------------- */
+
+/* Both targets are little-endian: a word's low half, the futex, is at its address. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the futex is the word's low half");
+
+/* Sleep while the low half of *w is v, ms milliseconds at most (a wake, a signal or a
+ * spurious return end it sooner: the caller looks again). The system call itself: not a
+ * cancellation point. errno kept. */
+void axi_os_wait(ax_atomic_word *w, uint32_t v, unsigned ms) {
+  struct timespec t = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+  int saved = errno;
+  syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, &t, NULL, 0);
+  errno = saved;
+}
+
+/* Every thread sleeping in axi_os_wait on w returns. errno kept. */
+void axi_os_wake(ax_atomic_word *w) {
+  int saved = errno;
+  syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+  errno = saved;
+}
+
+/* Every running thread of the process runs a full memory barrier before axi_os_membarrier
+ * returns (membarrier(2), Linux 4.14): the other side of a Dekker's then needs none of its
+ * own. post: false when the kernel refused (then both sides fence). errno kept. */
+bool axi_os_membarrier_register(void) {
+  int saved = errno;
+  long rc = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
+  errno = saved;
+  return rc == 0;
+}
+
+/* pre: axi_os_membarrier_register() was true. */
+bool axi_os_membarrier(void) {
+  int saved = errno;
+  long rc = syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  errno = saved;
+  return rc == 0;
 }
 
 /* ---- time and randomness ------------------------------------------------------------ */
