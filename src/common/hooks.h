@@ -48,6 +48,9 @@ enum ax_hook_point {
   /* A heap profile is being written, its file open; the profile's lock is held
    * (prof_dump.c). arg: NULL. */
   AX_HOOK_DUMP,
+  /* A thread is about to wait at the leak scan's closed gate (leak.c): a free of it, held
+   * until the scan ends; its stack is a root of the scan from here. arg: NULL. */
+  AX_HOOK_LEAK_WAIT,
   AX_HOOK_POINTS
 };
 
