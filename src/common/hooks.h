@@ -48,6 +48,10 @@ enum ax_hook_point {
   /* A heap profile is being written, its file open; the profile's lock is held
    * (prof_dump.c). arg: NULL. */
   AX_HOOK_DUMP,
+  /* The leak checker's scan at exit has read the roots and what they reach once, its gate
+   * closed (leak_scan.c); dl_iterate_phdr's lock is held. arg: NULL. The function may have
+   * other threads allocate, not free (frees wait until the scan ends). */
+  AX_HOOK_LEAK_SCAN,
   /* A thread is about to wait at the leak scan's closed gate (leak.c): a free of it, held
    * until the scan ends; its stack is a root of the scan from here. arg: NULL. */
   AX_HOOK_LEAK_WAIT,

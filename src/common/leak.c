@@ -780,8 +780,9 @@ __attribute__((destructor(101))) static void leak_at_exit(void) {
     return;
   axi_write_to_saved_stderr();
   ax_leak_tally_t sum = {0};
-  if (!axi_leak_scan(&sum)) {
-    axi_write("axmalloc: leak check: no memory to scan with: not checked\n");
+  const char *why = axi_leak_scan(&sum);
+  if (why) {
+    axi_write("axmalloc: leak check: %s: not checked\n", why);
     return;
   }
   if (sum.n[0])

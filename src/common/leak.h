@@ -76,9 +76,9 @@ typedef struct ax_leak_tally {
 } ax_leak_tally_t;
 /* Marks every live block reachable from the roots (the loaded objects' writable segments but
  * the allocator's own, the calling thread's stack, registers and static TLS), counts each
- * block in its stack, and sums them. pre: the leak checker ran from the start. post: false
- * when there was no memory to scan with (nothing counted). */
-AXI_HIDDEN bool axi_leak_scan(ax_leak_tally_t *sum);
+ * block in its stack, and sums them, with the gate closed (below). pre: the leak checker ran
+ * from the start. post: NULL, or why nothing was counted. */
+AXI_HIDDEN const char *axi_leak_scan(ax_leak_tally_t *sum);
 
 /* The scan's gate (leak.c): while it is closed, every free, realloc of a huge block and unmap
  * waits (axi_leak_hold), and every block recorded is AX_LEAK_NEW. Close: false when the
