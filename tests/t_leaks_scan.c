@@ -15,6 +15,9 @@
  *                         stack: nothing lost; with AXMALLOC_LEAKS=all the 777, 444 and 666
  *                         bytes still reachable, the new blocks (2098386 and 1007 bytes) and
  *                         the freed one not counted
+ *   t_leaks_scan aligned  huge blocks aligned inside their first segment and to a segment, one
+ *                         of 2 MiB lost, one of 3 MiB held by a global: the lost one reported
+ *                         (its word is neither at a segment's start nor 256 bytes in)
  *   t_leaks_scan big      a block of 4 GiB + 4 MiB, held by a global, holds the only pointer to
  *                         a block of 333 bytes past its first 4 GiB: nothing lost (exit 77 when
  *                         there is no such block to be had)
@@ -177,6 +180,32 @@ static int during(void) {
 }
 #endif
 
+/* ---- aligned: huge blocks where an alignment puts them ---------------------------------- */
+
+static void *volatile aligned_held;
+
+static __attribute__((noinline)) void aligned_lose(void) {
+  void *lost = NULL, *held = NULL;
+  CHECK(posix_memalign(&lost, 8192, 2 * MIB) == 0 && ((uintptr_t)lost & 8191) == 0);
+  CHECK(posix_memalign(&held, 4 * MIB, 3 * MIB) == 0 && ((uintptr_t)held & (4 * MIB - 1)) == 0);
+  memset(lost, 1, 64);
+  aligned_held = held;
+}
+
+/* The stack below main's frame, where aligned_lose left the lost block's address, cleared: the
+ * exit's frames that the scan reads take its place. */
+static __attribute__((noinline)) void scrub(void) {
+  volatile char below[16384];
+  for (size_t i = 0; i < sizeof below; i++)
+    below[i] = 0;
+}
+
+static int aligned(void) {
+  aligned_lose();
+  scrub();
+  return 0;
+}
+
 /* ---- big: past 4 GiB --------------------------------------------------------------------- */
 
 static char *volatile held;
@@ -203,8 +232,10 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "during"))
     return during();
 #endif
+  if (!strcmp(mode, "aligned"))
+    return aligned();
   if (!strcmp(mode, "big"))
     return big();
-  fprintf(stderr, "usage: t_leaks_scan churn|big (and during, with the test hooks)\n");
+  fprintf(stderr, "usage: t_leaks_scan churn|aligned|big (and during, with the test hooks)\n");
   return 2;
 }

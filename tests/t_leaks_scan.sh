@@ -7,7 +7,7 @@
 #       issue 38's pattern 20 times (5 under the emulator) with no crash and nothing reported;
 #       blocks made and freed inside the scan not counted, what a new block points at, what a
 #       thread waiting in free holds and a running thread's last block reached, the free held
-#       until the scan ends
+#       until the scan ends; a huge block aligned inside its first segment, lost, reported
 #   t_leaks_scan.sh big PROG
 #       the bytes past a block's first 4 GiB read (natively only: 4 GiB is long to read under
 #       qemu); skipped (77) when no such block can be had
@@ -75,6 +75,11 @@ grep -qF "666 bytes in 1 blocks still reachable" "$tmp/during_all.err" ||
 for n in 2098386 1007 555; do
   ! grep -q "^$n bytes in" "$tmp/during_all.err" || fail "during: a new or freed block ($n bytes) counted"
 done
+
+run aligned "$prog" aligned AXMALLOC_LEAKS=1
+[ "$st" = 23 ] || fail "aligned: exit status $st, not 23"
+grep -qF "leak check: 2097152 bytes in 1 blocks lost (definitely)" "$tmp/aligned.err" ||
+  fail "aligned: $(head -c 1500 "$tmp/aligned.err")"
 
 [ $fails = 0 ] && echo "t_leaks_scan: all passed"
 exit $((fails > 0))
