@@ -20,3 +20,31 @@ endforeach()
 if(AX_CHECKED)
   set_tests_properties(t_leaks t_leaks_static PROPERTIES DISABLED TRUE)
 endif()
+
+# The scan with other threads running (issue 38, defect 3), and a block over 4 GiB:
+# tests/t_leaks_scan.c, linked with libaxmalloc.so and, for the stops inside the scan, with
+# axmalloc_hooks (tests/race.cmake); under the emulator too, but for the 4 GiB block (the
+# scan reads all of it: 0.4 s natively; `stress`: not in the 16 KiB page and UBSan passes)
+ax_test(t_leaks_scan_prog SOURCES t_leaks_scan.c)
+set_tests_properties(t_leaks_scan_prog PROPERTIES WILL_FAIL ON) # (the program alone: usage)
+add_executable(t_leaks_scan_hooks t_leaks_scan.c)
+target_include_directories(t_leaks_scan_hooks PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_options(t_leaks_scan_hooks PRIVATE -Wall -Wextra -Wno-unused-parameter
+                       -DAX_TEST_HOOKS=1)
+target_link_libraries(t_leaks_scan_hooks PRIVATE axmalloc_hooks Threads::Threads)
+add_test(NAME t_leaks_scan
+  COMMAND ${AX_BASH_LEAKS} ${CMAKE_CURRENT_SOURCE_DIR}/t_leaks_scan.sh threads
+          $<TARGET_FILE:t_leaks_scan_prog> $<TARGET_FILE:t_leaks_scan_hooks> "${AX_EMU_ARG}")
+set_tests_properties(t_leaks_scan PROPERTIES LABELS "leaks;threads" TIMEOUT 120)
+if(NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME t_leaks_scan.big COMMAND ${AX_BASH_LEAKS}
+           ${CMAKE_CURRENT_SOURCE_DIR}/t_leaks_scan.sh big $<TARGET_FILE:t_leaks_scan_prog>)
+  set_tests_properties(t_leaks_scan.big PROPERTIES LABELS "leaks;stress" TIMEOUT 120
+                       SKIP_RETURN_CODE 77)
+endif()
+if(AX_CHECKED)
+  set_tests_properties(t_leaks_scan PROPERTIES DISABLED TRUE)
+  if(TEST t_leaks_scan.big)
+    set_tests_properties(t_leaks_scan.big PROPERTIES DISABLED TRUE)
+  endif()
+endif()

@@ -48,6 +48,10 @@ ALLOWED = {
     # checked mode's free pattern written as a page carves fresh blocks (page_extend): the
     # one place a mode reaches into the page layer's carving, behind axi_checked
     ("page.c", "axi_check_carve"): "checked mode's carve hook",
+    # the leak checker's scan at exit reads mapped memory while other threads run: in leak
+    # mode an unmap, mremap or move waits while it runs (behind axi_leaks)
+    ("os.c", "axi_leak_hold"): "the leak scan's hold on unmaps",
+    ("os.c", "axi_leak_release"): "the leak scan's hold on unmaps",
     # checked mode's stacks: one malloc and free at start-up, through the entry points, so that
     # their walks' frames are known before libgcc's registry frees under its lock (lifecycle.c)
     ("lifecycle.c", "ax_malloc"): "checked mode's stack walks warmed up",

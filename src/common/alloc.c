@@ -256,13 +256,18 @@ static AX_NOINLINE AX_API void *realloc_irregular(void *p, size_t n) {
     return p;
   }
   if (n > AX_LARGE_MAX && x.kind == AX_PTR_HUGE) {
+    if (ax_unlikely(axi_leaks)) /* (leak.c's gate: while the scan at exit runs, it waits) */
+      axi_leak_hold(p);
     axi_page_purge_tick(axi_tls_heap); /* (the empty heap has nothing due) */
     void *q = axi_huge_realloc(seg, p, n);
     if (q && ax_unlikely(axi_prof_on))
       axi_prof_huge(q, n); /* a new allocation to the profile */
-    if (q && ax_unlikely(axi_leaks)) {
-      axi_leak_forget(NULL, p);
-      axi_leak_new(q, n);
+    if (ax_unlikely(axi_leaks)) {
+      if (q) {
+        axi_leak_forget(NULL, p);
+        axi_leak_new(q, n);
+      }
+      axi_leak_release();
     }
     if (q)
       return q;

@@ -134,9 +134,12 @@ static AX_NOINLINE AX_API void free_irregular(void *p, const char *fn, size_t si
   switch (x.kind) {
   case AX_PTR_TAGGED:
     return free_tagged(x.b, x.page);
-  case AX_PTR_LEAK: /* no longer live, then freed as the fast path would */
+  case AX_PTR_LEAK: /* no longer live, then freed as the fast path would (leak.c's gate: while
+                       the scan at exit runs, it waits) */
+    axi_leak_hold(x.b);
     axi_leak_forget(x.page, x.b);
-    return free_tagged(x.b, x.page);
+    free_tagged(x.b, x.page);
+    return axi_leak_release();
   case AX_PTR_CHECKED: /* (it names p in its messages) */
     return axi_check_free(checked_heap(), fn, x.seg, x.page, p, size, how, by);
   case AX_PTR_SLOT:
@@ -146,8 +149,12 @@ static AX_NOINLINE AX_API void free_irregular(void *p, const char *fn, size_t si
   case AX_PTR_HUGE:
     if (ax_unlikely(x.seg->prof != NULL)) /* a sampled block (prof.c) */
       axi_prof_release(x.seg);
-    if (ax_unlikely(axi_leaks))
+    if (ax_unlikely(axi_leaks)) { /* (as AX_PTR_LEAK) */
+      axi_leak_hold(p);
       axi_leak_forget(NULL, p);
+      axi_huge_free(x.seg);
+      return axi_leak_release();
+    }
     return axi_huge_free(x.seg);
   }
 }

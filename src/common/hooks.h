@@ -54,6 +54,13 @@ enum ax_hook_point {
    * is about to read its link; every unmap waits meanwhile (axi_segments_hold). arg: the
    * block. The function must not allocate or free. */
   AX_HOOK_SEEK_STEP,
+  /* The leak checker's scan at exit has read the roots and what they reach once, its gate
+   * closed (leak_scan.c); dl_iterate_phdr's lock is held. arg: NULL. The function may have
+   * other threads allocate, not free (frees wait until the scan ends). */
+  AX_HOOK_LEAK_SCAN,
+  /* A thread is about to wait at the leak scan's closed gate (leak.c): a free of it, held
+   * until the scan ends; its stack is a root of the scan from here. arg: NULL. */
+  AX_HOOK_LEAK_WAIT,
   AX_HOOK_POINTS
 };
 

@@ -171,6 +171,8 @@ AXI_HIDDEN int axi_os_access(const char *path, int mode);
 AXI_HIDDEN void *axi_os_map_file(int fd, size_t size);
 AXI_HIDDEN long axi_os_file_size(int fd);
 AXI_HIDDEN long axi_os_readlink(const char *path, char *buf, size_t n);
+AXI_HIDDEN void axi_os_wait(ax_atomic_word *w, uint32_t v, unsigned ms);
+AXI_HIDDEN void axi_os_wake(ax_atomic_word *w);
 AXI_HIDDEN uint64_t axi_now_ms(void);
 AXI_HIDDEN uint64_t axi_random(void);
 /* A full memory barrier on every other running thread of the process (membarrier(2)).
@@ -630,6 +632,12 @@ AXI_HIDDEN uint32_t axi_leak_stack_here(void);
 AXI_HIDDEN void axi_leak_set(uintptr_t p, uint64_t v);
 AXI_HIDDEN uint64_t axi_leak_get(uintptr_t p);
 AXI_HIDDEN void axi_leak_print_stack(const char *title, uint32_t id);
+/* The scan at exit reads the heap while other threads run: a free, a huge block's realloc or
+ * an unmap holds leak.c's gate while it changes what the scan may read, and waits while a
+ * scan runs, p (a block going, or NULL) then counted as gone. Nested holds pass. os.c calls
+ * them from below (an exception named in tests/t_layers.py). pre: axi_leaks. */
+AXI_HIDDEN void axi_leak_hold(const void *p);
+AXI_HIDDEN void axi_leak_release(void);
 
 /* ==== lifecycle: lifecycle.c ============================================================ */
 

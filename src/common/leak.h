@@ -22,9 +22,15 @@
 #define AX_LEAK_L2 ((size_t)1 << (36 - AX_SEGMENT_SHIFT))
 #define AX_LEAK_SIDE (AX_SEGMENT_SIZE >> 4)
 #define AX_LEAK_REACHED ((uint64_t)1 << 31) /* (at exit) reached from a root */
-#define AX_LEAK_ID ((uint64_t)AX_LEAK_REACHED - 1)
-#define AX_LEAK_BIG UINT32_MAX /* the size does not fit: the huge header has it */
+#define AX_LEAK_NEW ((uint64_t)1 << 30)     /* made while the scan ran: not counted */
+#define AX_LEAK_GONE ((uint64_t)1 << 29)    /* freed while the scan ran: not counted */
+#define AX_LEAK_ID (AX_LEAK_GONE - 1)       /* the stack id (< 2^24: the depot's size) */
+#define AX_LEAK_BIG UINT32_MAX              /* the size does not fit: the huge header has it */
 AXI_HIDDEN extern ax_atomic_word axi_leak_dir[AX_LEAK_L1];
+/* Every block ever recorded lies in [lo, hi) (each region with a side array, each huge block),
+ * and none is bigger than max bytes: the scan's first test of a word, and how far back a huge
+ * block's header may be (leak_scan.c). Each only grows, by CAS. */
+AXI_HIDDEN extern ax_atomic_word axi_leak_lo, axi_leak_hi, axi_leak_max;
 
 /* The side array of the region at r (NULL: none yet). Any thread. */
 static inline ax_atomic_word *axi_leak_side(uintptr_t r) {
@@ -70,9 +76,28 @@ typedef struct ax_leak_tally {
 } ax_leak_tally_t;
 /* Marks every live block reachable from the roots (the loaded objects' writable segments but
  * the allocator's own, the calling thread's stack, registers and static TLS), counts each
- * block in its stack, and sums them. pre: the leak checker ran from the start. post: false
- * when there was no memory to scan with (nothing counted). */
-AXI_HIDDEN bool axi_leak_scan(ax_leak_tally_t *sum);
+ * block in its stack, and sums them, with the gate closed (below). pre: the leak checker ran
+ * from the start. post: NULL, or why nothing was counted. */
+AXI_HIDDEN const char *axi_leak_scan(ax_leak_tally_t *sum);
+
+/* The scan's gate (leak.c): while it is closed, every free, realloc of a huge block and unmap
+ * waits (axi_leak_hold), and every block recorded is AX_LEAK_NEW. Close: false when the
+ * threads inside did not leave within the bound (then it is open again). pre: one scan, in
+ * the thread that opens it again. */
+AXI_HIDDEN bool axi_leak_gate_close(void);
+AXI_HIDDEN void axi_leak_gate_open(void);
+/* A thread waiting at the closed gate is stopped there: its stack from sp up (its registers
+ * spilled below its caller's frames first) is a root, as the exiting thread's is. Each pushes
+ * one record on axi_leak_parked, in its waiting frame, as it starts to wait; the scan takes
+ * the list away before it opens the gate. */
+/* fn on the blocks other threads, still alive, made last before the gate closed: they may
+ * hold them in their registers only (leak.c). */
+AXI_HIDDEN void axi_leak_held(void (*fn)(uintptr_t p));
+typedef struct ax_leak_parked {
+  struct ax_leak_parked *next;
+  uintptr_t sp;
+} ax_leak_parked_t;
+AXI_HIDDEN extern ax_atomic_word axi_leak_parked;
 
 /* ---- symbolize.c --------------------------------------------------------------------------- */
 

@@ -6,56 +6,87 @@
  * registers spilled there first) and its static TLS; every aligned word in them that points
  * into a live block (its start or inside it) marks the block, and each block marked is scanned
  * in turn (a worklist, not recursion). The live blocks are the non-zero side words (leak.h);
- * a word is tested in two loads of the page map and a division, huge blocks by a binary search
- * of their few starts. What is not marked is lost. Other threads keep running and their stacks
- * are not roots (a block only another thread's stack holds is reported): the check runs when
- * the process exits, where LeakSanitizer would stop them.
+ * a word is tested in two loads of the page map and a division, a huge block by its header,
+ * the first segment at or before the word's (the segment map). What is not marked is lost.
  *
- * No allocation: the worklist and the huge blocks' list are mapped here, sized by a first
- * count of the live blocks.
+ * Other threads may still run. The heap holds still for the scan all the same (leak.c's gate):
+ * it closes the gate first, so that no free, huge realloc or unmap is under way or starts
+ * before it opens it again. Every block live then keeps its memory and its word; a block
+ * freed meanwhile is gone (followed, not counted), one made meanwhile new (followed, not
+ * counted). A page or segment set up meanwhile may be half written as it is read: it holds no
+ * block that counts, and every address taken from it is checked against its region before a
+ * word is read there. A thread waiting at the gate is stopped: its stack is a root (a realloc
+ * waiting in its free holds the new block in a register); of a thread that runs, only its last
+ * blocks made before the gate closed are (leak.c's ring): a block only its stack holds
+ * otherwise is reported. The roots are read again before the count: what another thread
+ * stored there meanwhile is found. dl_iterate_phdr's lock is held from before the gate closes
+ * until it opens (a thread waiting at the gate cannot be holding it).
+ *
+ * No allocation: the worklist is mapped here, and grows by mapping.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include "leak.h"
 
 /* ---- the live blocks ------------------------------------------------------------------------- */
 
-typedef void (*visit_fn)(uintptr_t b, ax_atomic_word *w, size_t extent);
+typedef void (*visit_fn)(uintptr_t b, ax_atomic_word *w);
 
-/* The size of the huge block at b whose side word is v. */
-static size_t huge_size(uintptr_t b, uint64_t v) {
-  size_t size = (size_t)(v >> 32);
+/* The bytes of the live block at b, side word v, the scan reads: what was asked for, or all of
+ * its mapping for a huge block too big for the word (its header is mapped while it lives). */
+static uintptr_t block_len(uintptr_t b, uintptr_t v) {
+  uintptr_t size = v >> 32;
   if (size != AX_LEAK_BIG)
     return size;
   ax_segment_t *seg = axi_huge_segment_of((void *)b);
   return seg->map_size - (b - (uintptr_t)seg);
 }
 
-/* Every live block of the region at r: the carved blocks of a segment's pages in use, or a huge
- * block at index 0 or 16 (leak.h). */
-static void visit_region(uintptr_t r, ax_atomic_word *side, visit_fn fn) {
-  ax_segment_t *seg = (ax_segment_t *)r;
-  if (axi_segmap_has(r) && seg->kind != AX_KIND_HUGE) {
-    for (unsigned i = 0; i < seg->npages; i++) {
-      ax_page_t *page = &seg->pages[i];
-      if (!page->in_use || !page->block_size)
-        continue;
-      for (uint32_t k = 0; k < page->capacity; k++) {
-        uintptr_t b = page->area + (uintptr_t)k * page->block_size;
-        ax_atomic_word *w = side + ((b - r) >> 4);
-        if (ax_atomic_load_relaxed(w))
-          fn(b, w, page->block_size);
-      }
+/* The carved blocks of a small, medium or large segment's pages in use. Each page's blocks
+ * are taken within the page (a page being set up for another class may be half written). */
+static void visit_pages(ax_segment_t *seg, ax_atomic_word *side, visit_fn fn) {
+  uintptr_t r = (uintptr_t)seg;
+  unsigned shift = seg->page_shift, n = seg->npages;
+  if (shift < AX_SMALL_PAGE_SHIFT || shift > AX_SEGMENT_SHIFT)
+    return;
+  n = n < (1u << (AX_SEGMENT_SHIFT - shift)) ? n : 1u << (AX_SEGMENT_SHIFT - shift);
+  for (unsigned i = 0; i < n; i++) {
+    ax_page_t *page = &seg->pages[i];
+    uintptr_t bs = page->block_size, b = page->area, lo = r + ((uintptr_t)i << shift);
+    uintptr_t hi = lo + ((uintptr_t)1 << shift);
+    if (!page->in_use || !bs || b < lo)
+      continue;
+    for (uint32_t k = 0, cap = page->capacity; k < cap && b + bs <= hi; k++, b += bs) {
+      ax_atomic_word *w = side + ((b - r) >> 4);
+      if (ax_atomic_load_relaxed(w))
+        fn(b, w);
     }
+  }
+}
+
+/* Every live block whose word is in the side array of the region at r: the carved blocks of
+ * its segment, or the huge block starting in it (its header there, or the segment before for
+ * one aligned to a segment). */
+static void visit_region(uintptr_t r, ax_atomic_word *side, visit_fn fn) {
+  ax_segment_t *seg = NULL;
+  if (axi_segmap_has(r))
+    seg = (ax_segment_t *)r;
+  else if (r >= AX_SEGMENT_SIZE && axi_segmap_has(r - AX_SEGMENT_SIZE))
+    seg = (ax_segment_t *)(r - AX_SEGMENT_SIZE);
+  if (!seg)
+    return;
+  if (seg->kind != AX_KIND_HUGE) {
+    if ((uintptr_t)seg == r)
+      visit_pages(seg, side, fn);
     return;
   }
-  for (unsigned i = 0; i <= 16; i += 16) {
-    uint64_t v = ax_atomic_load_relaxed(&side[i]);
-    if (v)
-      fn(r + i * 16, &side[i], huge_size(r + i * 16, v));
-  }
+  uintptr_t b = seg->pages[0].area;
+  if (b >= r && b < r + AX_SEGMENT_SIZE && ax_atomic_load_relaxed(&side[(b - r) >> 4]))
+    fn(b, &side[(b - r) >> 4]);
 }
 
 /* fn on every live block, in address order. */
@@ -76,57 +107,77 @@ typedef struct work {
   uintptr_t b, len; /* a marked block, and the bytes of it to scan */
 } work_t;
 
-/* In memory of its own, not in our data: a static program's data is a root, and lo is the
- * lowest live block's address. */
+/* In memory of its own, not in our data: a static program's data is a root. */
 static struct scan {
-  uintptr_t lo, hi; /* the live blocks' span: a cheap first test */
-  size_t live, huge_live;
+  uintptr_t lo, hi; /* every recorded block's span (leak.c): a cheap first test */
+  uintptr_t back;   /* how many segments before a word a huge block's header may be */
   work_t *work;
-  size_t nwork;
-  work_t *huge; /* the huge blocks, start and size, in address order */
-  size_t nhuge;
+  size_t nwork, cap;
+  size_t old, new;      /* blocks reached, live when the gate closed and made since */
+  bool short_of_memory; /* a block was marked and could not be queued */
 } * S;
 
-static void count(uintptr_t b, ax_atomic_word *w, size_t extent) {
-  S->live++;
-  S->lo = S->lo && S->lo < b ? S->lo : b;
-  S->hi = S->hi > b + extent ? S->hi : b + extent;
-  if (!axi_segmap_has(b & ~AX_SEGMENT_MASK) || axi_segment_of((void *)b)->kind == AX_KIND_HUGE)
-    S->huge_live++;
+/* The recorded blocks' span and the largest, as they are now: new blocks may widen them. */
+static void bounds(void) {
+  S->lo = ~ax_atomic_load_relaxed(&axi_leak_lo);
+  S->hi = ~ax_atomic_load_relaxed(&axi_leak_hi);
+  S->back = (ax_atomic_load_relaxed(&axi_leak_max) >> AX_SEGMENT_SHIFT) + 2;
 }
 
-static void list_huge(uintptr_t b, ax_atomic_word *w, size_t extent) {
-  if ((!axi_segmap_has(b & ~AX_SEGMENT_MASK) || axi_segment_of((void *)b)->kind == AX_KIND_HUGE) &&
-      S->nhuge < S->huge_live)
-    S->huge[S->nhuge++] = (work_t){b, extent};
-}
-
-/* The live block at b (side word w) is reached: marked, once, and queued to be scanned. */
-static void reach(uintptr_t b, ax_atomic_word *w, uintptr_t len) {
-  uintptr_t v = ax_atomic_load_relaxed(w);
-  if (!v || (v & AX_LEAK_REACHED) || S->nwork == S->live)
-    return;
-  if (!ax_atomic_cas_acq_rel(w, &v, v | AX_LEAK_REACHED)) /* (freed meanwhile) */
-    return;
-  uintptr_t size = v >> 32;
-  S->work[S->nwork++] = (work_t){b, size < len ? size : len};
-}
-
-/* The huge block v points into, if any (binary search). */
-static void reach_huge(uintptr_t v) {
-  size_t lo = 0, hi = S->nhuge;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (S->huge[mid].b <= v)
-      lo = mid + 1;
-    else
-      hi = mid;
+static void push(uintptr_t b, uintptr_t len) {
+  if (S->nwork == S->cap) {
+    size_t cap = S->cap ? 2 * S->cap : 4096;
+    work_t *w = axi_os_map(cap * sizeof *w);
+    if (!w) {
+      S->short_of_memory = true;
+      return;
+    }
+    if (S->work) {
+      __builtin_memcpy(w, S->work, S->nwork * sizeof *w);
+      axi_os_unmap(S->work, S->cap * sizeof *w); /* (the gate lets its own thread pass) */
+    }
+    S->work = w;
+    S->cap = cap;
   }
-  if (lo == 0)
+  S->work[S->nwork++] = (work_t){b, len};
+}
+
+/* New blocks followed past the old ones reached: threads that link new blocks faster than the
+ * scan reads them cannot keep it going (the old blocks are as many as when the gate closed). */
+#define NEW_SLACK 4096
+
+/* The live block at b (side word w) is reached: marked, once, and queued to be scanned. A gone
+ * block too, and a new one: what it points at is reached through it (a copy published before
+ * its original is freed). */
+static void reach(uintptr_t b, ax_atomic_word *w) {
+  uintptr_t v = ax_atomic_load_relaxed(w);
+  while (v && !(v & AX_LEAK_REACHED)) {
+    bool fresh = (v & AX_LEAK_NEW) != 0;
+    if (fresh && S->new > S->old + NEW_SLACK)
+      return;
+    if (ax_atomic_cas_acq_rel(w, &v, v | AX_LEAK_REACHED)) {
+      *(fresh ? &S->new : &S->old) += 1;
+      push(b, block_len(b, v));
+      return;
+    }
+  }
+}
+
+/* The huge block v points into, if any: its header is the first segment at or before v's in
+ * the segment map, no further back than the largest block recorded reaches. */
+static void reach_huge(uintptr_t v) {
+  uintptr_t r = v & ~AX_SEGMENT_MASK;
+  for (uintptr_t n = 0; !axi_segmap_has(r); n++, r -= AX_SEGMENT_SIZE)
+    if (n == S->back || r < AX_SEGMENT_SIZE)
+      return;
+  ax_segment_t *seg = (ax_segment_t *)r;
+  uintptr_t b = seg->pages[0].area;
+  if (seg->kind != AX_KIND_HUGE || b < r || b > r + AX_SEGMENT_SIZE || v < b)
     return;
-  work_t *h = &S->huge[lo - 1];
-  if (v < h->b + (h->len ? h->len : 1))
-    reach(h->b, axi_leak_word(h->b), h->len);
+  ax_atomic_word *w = axi_leak_word(b);
+  uintptr_t word = w ? ax_atomic_load_relaxed(w) : 0;
+  if (word && v - b < (block_len(b, word) ? block_len(b, word) : 1))
+    reach(b, w);
 }
 
 /* A word of a root or of a reached block: does it point into a live block? */
@@ -136,16 +187,15 @@ static inline void consider(uintptr_t v) {
   ax_page_t *page = axi_pagemap_get((void *)v);
   if (!page || axi_segment_of(page)->kind == AX_KIND_HUGE)
     return reach_huge(v);
-  uint32_t bs = page->block_size;
-  if (!page->in_use || !bs || v < page->area)
+  uintptr_t bs = page->block_size, area = page->area;
+  if (!page->in_use || !bs || v < area)
     return;
-  uintptr_t k = (v - page->area) / bs;
+  uintptr_t k = (v - area) / bs;
   if (k >= page->capacity)
     return;
-  uintptr_t b = page->area + k * bs;
-  ax_atomic_word *w = axi_leak_word(b);
+  ax_atomic_word *w = axi_leak_word(area + k * bs);
   if (w)
-    reach(b, w, bs);
+    reach(area + k * bs, w);
 }
 
 static void scan_range(uintptr_t lo, uintptr_t hi) {
@@ -157,6 +207,7 @@ static void scan_range(uintptr_t lo, uintptr_t hi) {
 static void drain(void) {
   while (S->nwork) {
     work_t w = S->work[--S->nwork];
+    bounds();
     scan_range(w.b, w.b + w.len);
   }
 }
@@ -229,6 +280,18 @@ static uintptr_t stack_end(uintptr_t sp) {
   return end;
 }
 
+static void consider_held(uintptr_t p) { consider(p); }
+
+/* The stacks of the threads waiting at the gate. */
+static void scan_parked(void) {
+  for (ax_leak_parked_t *t = (ax_leak_parked_t *)ax_atomic_load_acquire(&axi_leak_parked); t;
+       t = t->next) {
+    uintptr_t end = stack_end(t->sp);
+    if (end)
+      scan_range(t->sp, end);
+  }
+}
+
 extern void *__libc_stack_end; /* (glibc's: the main thread's stack, at its start) */
 
 /* From this frame up: the callee-saved registers are on the stack below the caller's frames
@@ -252,14 +315,13 @@ static AX_NOINLINE void scan_stack(void) {
 
 static ax_leak_tally_t *tally_sum;
 
-static void tally(uintptr_t b, ax_atomic_word *w, size_t extent) {
+/* A block live when the scan began (neither new nor gone) counts in its stack. */
+static void tally(uintptr_t b, ax_atomic_word *w) {
   uintptr_t v = ax_atomic_load_relaxed(w);
-  if (!v)
+  if (!v || (v & (AX_LEAK_NEW | AX_LEAK_GONE)))
     return;
   unsigned k = (v & AX_LEAK_REACHED) != 0;
-  uint64_t size = v >> 32;
-  if (size == AX_LEAK_BIG)
-    size = extent;
+  uint64_t size = block_len(b, v);
   ax_leak_stack_t *s = axi_leak_stack((uint32_t)(v & AX_LEAK_ID));
   s->n[k]++;
   s->bytes[k] += size;
@@ -267,22 +329,53 @@ static void tally(uintptr_t b, ax_atomic_word *w, size_t extent) {
   tally_sum->bytes[k] += size;
 }
 
-bool axi_leak_scan(ax_leak_tally_t *sum) {
-  if (!(S = axi_os_map(sizeof *S)))
-    return false;
-  walk_live(count);
-  if (!S->live)
-    return true;
-  S->work = axi_os_map(S->live * sizeof *S->work);
-  S->huge = S->huge_live ? axi_os_map(S->huge_live * sizeof *S->huge) : NULL;
-  if (!S->work || (S->huge_live && !S->huge))
-    return false;
-  walk_live(list_huge);
-  dl_iterate_phdr(scan_object, NULL);
+/* The scan, the gate closed: the roots, this stack, then the roots again (what other threads
+ * stored there meanwhile), the stacks of the threads waiting at the gate by then and the last
+ * blocks the others made. */
+static const char *scan_closed(ax_leak_tally_t *sum) {
+  if (!axi_leak_gate_close())
+    return "other threads did not leave the allocator";
+  bounds();
+  dl_iterate_phdr(scan_object, NULL); /* (nested in scan_locked's: the lock is recursive) */
   drain();
   scan_stack();
   drain();
-  tally_sum = sum;
-  walk_live(tally);
-  return true;
+  AX_HOOK(AX_HOOK_LEAK_SCAN, NULL);
+  bounds();
+  dl_iterate_phdr(scan_object, NULL);
+  scan_parked();
+  axi_leak_held(consider_held);
+  drain();
+  if (!S->short_of_memory) {
+    tally_sum = sum;
+    walk_live(tally);
+  }
+  axi_leak_gate_open();
+  return S->short_of_memory ? "no memory to scan with" : NULL;
+}
+
+struct run {
+  ax_leak_tally_t *sum;
+  const char *why;
+};
+
+/* Called for the first loaded object: the whole scan, under dl_iterate_phdr's lock. */
+static int scan_locked(struct dl_phdr_info *info, size_t size, void *arg) {
+  struct run *run = arg;
+  run->why = scan_closed(run->sum);
+  return 1;
+}
+
+/* (signals blocked: the gate lets this thread pass, so a handler that frees would change the
+ * heap under the scan) */
+const char *axi_leak_scan(ax_leak_tally_t *sum) {
+  if (!(S = axi_os_map(sizeof *S)))
+    return "no memory to scan with";
+  struct run run = {sum, "no loaded object"};
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  dl_iterate_phdr(scan_locked, &run);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return run.why;
 }

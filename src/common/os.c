@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -18,6 +19,15 @@
 #include "internal.h"
 
 /* ---- mappings ---------------------------------------------------------------------- */
+
+/* munmap, errno kept: the trims of a fresh reservation below, which nothing else has seen.
+ * Everything else goes through axi_os_unmap. */
+static void unmap(void *p, size_t size) {
+  int saved = errno;
+  munmap(p, size);
+  errno = saved;
+  ax_atomic_fetch_add_relaxed(&axi_stats.munmap_calls, 1);
+}
 
 /* post: size bytes of zeroed, readable and writable memory, or NULL (errno kept). */
 void *axi_os_map(size_t size) {
@@ -51,9 +61,9 @@ void *axi_os_reserve_aligned(size_t size, size_t align, size_t guard) {
     return NULL;
   uintptr_t start = ((uintptr_t)p + guard + align - 1) & ~(align - 1);
   if (start - guard > (uintptr_t)p)
-    axi_os_unmap(p, start - guard - (uintptr_t)p);
+    unmap(p, start - guard - (uintptr_t)p);
   if ((uintptr_t)p + span > start + size)
-    axi_os_unmap((void *)(start + size), (uintptr_t)p + span - (start + size));
+    unmap((void *)(start + size), (uintptr_t)p + span - (start + size));
   return (void *)start;
 }
 
@@ -78,11 +88,15 @@ bool axi_os_commit(void *p, size_t size) {
   return r == 0;
 }
 
+/* In leak mode the checker's scan at exit reads what is mapped while other threads run: an
+ * unmap, and a resize or move of a mapping, waits while it runs (leak.c, axi_leak_hold). */
 void axi_os_unmap(void *p, size_t size) {
-  int saved = errno;
-  munmap(p, size);
-  errno = saved;
-  ax_atomic_fetch_add_relaxed(&axi_stats.munmap_calls, 1);
+  bool held = axi_leaks != 0;
+  if (held)
+    axi_leak_hold(NULL);
+  unmap(p, size);
+  if (held)
+    axi_leak_release();
 }
 
 /* pre: size a multiple of the OS page; align a power of two >= AX_SEGMENT_SIZE; off a
@@ -101,7 +115,7 @@ void *axi_os_map_aligned(size_t size, size_t align, size_t off) {
     p = axi_os_map(size);
     if (!p || (((uintptr_t)p + off) & (align - 1)) == 0)
       return p;
-    axi_os_unmap(p, size);
+    unmap(p, size);
   }
   if (!(p = axi_os_map(size + align)))
     return NULL;
@@ -109,19 +123,24 @@ void *axi_os_map_aligned(size_t size, size_t align, size_t off) {
   if (start < (uintptr_t)p)
     start += align;
   if (start > (uintptr_t)p)
-    axi_os_unmap(p, start - (uintptr_t)p);
+    unmap(p, start - (uintptr_t)p);
   uintptr_t end = (uintptr_t)p + size + align;
   if (end > start + size)
-    axi_os_unmap((void *)(start + size), end - (start + size));
+    unmap((void *)(start + size), end - (start + size));
   return (void *)start;
 }
 
 /* Grow or shrink a mapping in place. post: true when it now spans new_size bytes; false
  * with the mapping untouched when the kernel cannot do it without moving. */
 bool axi_os_remap(void *p, size_t old_size, size_t new_size) {
+  bool held = axi_leaks != 0; /* (see axi_os_unmap) */
+  if (held)
+    axi_leak_hold(NULL);
   int saved = errno;
   void *q = mremap(p, old_size, new_size, 0);
   errno = saved;
+  if (held)
+    axi_leak_release();
   ax_atomic_fetch_add_relaxed(&axi_stats.mremap_calls, 1);
   return q != MAP_FAILED;
 }
@@ -130,9 +149,14 @@ bool axi_os_remap(void *p, size_t old_size, size_t new_size) {
  * page tables move, no byte is copied. The old range is given back to the OS by this call.
  * post: true on success; false with both mappings untouched. */
 bool axi_os_move(void *p, size_t old_size, size_t new_size, void *target) {
+  bool held = axi_leaks != 0; /* (see axi_os_unmap) */
+  if (held)
+    axi_leak_hold(NULL);
   int saved = errno;
   void *q = mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target);
   errno = saved;
+  if (held)
+    axi_leak_release();
   ax_atomic_fetch_add_relaxed(&axi_stats.mremap_calls, 1);
   return q != MAP_FAILED;
 }
@@ -323,6 +347,28 @@ long axi_os_file_size(int fd) {
 
 long axi_os_readlink(const char *path, char *buf, size_t n) {
   return syscall(SYS_readlinkat, AT_FDCWD, path, buf, n);
+}
+
+/* ---- waiting ----------------------------------------------------------------------------- */
+
+/* Both targets are little-endian: a word's low half, the futex, is at its address. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the futex is the word's low half");
+
+/* Sleep while the low half of *w is v, ms milliseconds at most (a wake, a signal or a
+ * spurious return end it sooner: the caller looks again). The system call itself: not a
+ * cancellation point. errno kept. */
+void axi_os_wait(ax_atomic_word *w, uint32_t v, unsigned ms) {
+  struct timespec t = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+  int saved = errno;
+  syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, &t, NULL, 0);
+  errno = saved;
+}
+
+/* Every thread sleeping in axi_os_wait on w returns. errno kept. */
+void axi_os_wake(ax_atomic_word *w) {
+  int saved = errno;
+  syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+  errno = saved;
 }
 
 /* ---- time and randomness ------------------------------------------------------------ */
