@@ -57,13 +57,13 @@ static inline size_t oom_vm_size(void) {
 /* ---- the page map's tables ----------------------------------------------------------------
  * axmalloc maps a second-level table of its page map, 8 MiB, for each 64 GiB region of address
  * space where it first maps a segment of small, medium or large blocks, and never unmaps it
- * (src/common/pagemap.c). Under ASLR the test's mappings sit across such a boundary in one run
- * of a few thousand, and the first segment below it may come after a fill: the table then
- * takes 8 MiB of what the fill had (t_oom_cxx: 121 blocks of 2 MiB after freeing, 125 the first
- * time; seen in a CI run), or it came with the fill's last segment, after that segment's
- * reservation had given back its alignment slack, which the recovery's last segment must find
- * beside the table (t_oom.limit: one segment short). A test's own mappings never span 64 GiB:
- * at most one table is mapped after the limit is set. */
+ * (src/common/pagemap.c). Under ASLR the test's mappings sometimes sit across such a boundary
+ * (t_oom_cxx: 2 runs in about 630 here), and the first segment below it may come after a fill:
+ * the table then takes 8 MiB of what the fill had (t_oom_cxx: 121 blocks of 2 MiB after
+ * freeing, 125 the first time; seen in a CI run), or it came with the fill's last segment,
+ * after that segment's reservation had given back its alignment slack, which the recovery's
+ * last segment must find beside the table (t_oom.limit: one segment short). A test's own
+ * mappings never span 64 GiB: at most one table is mapped after the limit is set. */
 #define OOM_PAGEMAP_TABLE ((size_t)8 << 20)
 #define OOM_SEGMENT_GUARD ((size_t)1 << 20) /* below each such segment (segment.c) */
 
