@@ -12,7 +12,9 @@
  *
  * Exits 77 (skipped) when the kernel has no membarrier (ax_ctl remote.steal "off"): then
  * nothing can send an idle thread's batches for it; and in checked mode, which holds every
- * freed block itself (its quarantine) and keeps no batches. Not in the profiler's passes
+ * freed block itself (its quarantine) and keeps no batches; and while tagging (the aarch64 MTE
+ * pass: its committed bytes count tagged mappings its own way, 4.6 MiB with the consumer's
+ * batches held, so the premise cannot be seen). Not in the profiler's passes
  * (paths.cmake: its own tables and slots are committed memory of their own). */
 #include <pthread.h>
 #include <semaphore.h>
@@ -91,6 +93,7 @@ static void *consumer(void *arg) {
 
 int main(int argc, char **argv) {
   CHECK(argc == 2);
+  skip_when_tagging("t_idle_holder");
   bool trim = strcmp(argv[1], "trim") == 0;
   CHECK(trim || strcmp(argv[1], "sweep") == 0);
   const char *mode = NULL;
