@@ -180,7 +180,6 @@ AXI_HIDDEN uint64_t axi_random(void);
 AXI_HIDDEN void axi_os_barrier_init(void); /* pre: process init, alone */
 AXI_HIDDEN bool axi_os_barrier(void);
 AXI_HIDDEN bool axi_os_barrier_available(void);
-AXI_HIDDEN void axi_os_nap(void); /* sleeps 50 us in the kernel (a bounded wait's second half) */
 
 /* print.c: a printf subset (%s %d %zu %llu %p %x) to stderr, without stdio or allocation,
  * not a cancellation point */

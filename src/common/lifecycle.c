@@ -71,16 +71,34 @@ static void process_init(void) {
   errno = saved;
 }
 
-static ax_atomic_word init_state; /* 0: not yet, 1: in progress, 2: done */
+/* 0: not yet, 1: in progress, 3: in progress and a thread sleeps on it, 2: done */
+static ax_atomic_word init_state;
+
+/* Another thread inits: spin briefly, then sleep on the word (its initializer wakes it). */
+static void init_wait(void) {
+  for (unsigned spins = 0;; spins++) {
+    uintptr_t s = ax_atomic_load_acquire(&init_state);
+    if (s == 2)
+      return;
+    if (spins < 256) {
+      ax_arch_pause();
+      continue;
+    }
+    if (s == 1 && !ax_atomic_cas_acq_rel(&init_state, &s, 3))
+      continue;
+    axi_os_wait(&init_state, 3, 10);
+  }
+}
 
 static void init_once(void) {
   uintptr_t expect = 0;
   if (ax_atomic_cas_acq_rel(&init_state, &expect, 1)) {
     process_init();
-    ax_atomic_store_release(&init_state, 2);
+    if (ax_atomic_xchg_acq_rel(&init_state, 2) == 3) /* (no system call unless one sleeps) */
+      axi_os_wake(&init_state);
+    return;
   }
-  while (ax_atomic_load_acquire(&init_state) != 2)
-    ax_arch_pause();
+  init_wait();
 }
 
 /* Constructors run: the profiler may walk stacks from now on (prof.c). The options are read

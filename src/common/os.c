@@ -193,7 +193,7 @@ bool axi_os_resident(const void *p) {
   return rc == 0 && (vec & 1);
 }
 
-/* ---- barriers on other threads, naps ---------------------------------------------------- */
+/* ---- barriers on other threads ---------------------------------------------------------- */
 /* membarrier(2)'s private expedited command: every running thread of the process executes a
  * full memory barrier before the call returns (the others pass one as they are scheduled). A
  * thread whose side of a handshake is a plain store and a compiler barrier (remote.c, the
@@ -228,13 +228,6 @@ bool axi_os_barrier(void) {
 }
 
 bool axi_os_barrier_available(void) { return ax_peek(&barrier_ok); }
-
-void axi_os_nap(void) {
-  int saved = errno;
-  struct timespec ts = {0, 50000}; /* 50 us; the system call: no cancellation point */
-  syscall(__NR_nanosleep, &ts, NULL);
-  errno = saved;
-}
 
 /* ---- transparent huge pages ----------------------------------------------------------- */
 /* What the kernel offers (/sys/kernel/mm/transparent_hugepage, or AXMALLOC_THP_SYSFS's

@@ -376,14 +376,17 @@ void axi_remote_flush(ax_heap_t *heap, bool forget) {
 
 /* The thread exits: a steal on ends first, none starts after (steal EXITING until a thread
  * takes the heap again: pool.c), then every batch is sent. The wait is a stealer's sends (a
- * few CASes): spin briefly, then nap. pre: heap is the calling thread's. */
+ * few CASes): spin briefly, then sleep on the word (a futex). pre: heap is the calling thread's. */
 void axi_remote_exit(ax_heap_t *heap) {
   for (unsigned spins = 0;; spins++) {
     uintptr_t expect = AX_STEAL_FREE;
     if (ax_atomic_cas_acq_rel(&heap->steal, &expect, AX_STEAL_EXITING) ||
         expect == AX_STEAL_EXITING)
       break;
-    spins < 256 ? ax_arch_pause() : axi_os_nap();
+    if (spins < 256)
+      ax_arch_pause();
+    else /* (the stealer wakes us when it gives the word back: steal_round) */
+      axi_os_wait(&heap->steal, AX_STEAL_ON, 10);
   }
   axi_remote_flush(heap, true);
 }
@@ -541,6 +544,7 @@ static ax_heap_t *steal_round(ax_heap_t *h, const ax_heap_t *self, bool all, uns
     if (ax_peek(&v->rb_last) == AX_RB_STOLEN) /* (else its thread moved it: a valid slot) */
       ax_poke_release(&v->rb_last, last[i]);
     ax_atomic_store_release(&v->steal, AX_STEAL_FREE);
+    axi_os_wake(&v->steal); /* (its thread may wait to exit: axi_remote_exit) */
   }
   return h;
 }

@@ -26,7 +26,8 @@ static ax_atomic_word walkers;
  * that may have seen it set (walkers are rare: ax_ctl's statistics, the double-free seek). The
  * clear (after the page map's slices: axi_segment_unmap), a full fence, then walkers read; the
  * walk: walkers written, a full fence, then the maps read. So either the walk sees the bit (and
- * the slices) clear, or this sees the walk and waits for it: spinning briefly, then napping. */
+ * the slices) clear, or this sees the walk and waits for it: spinning briefly, then sleeping on a
+ * futex. */
 void axi_segmap_set(ax_segment_t *seg, bool on) {
   const unsigned w = 8 * sizeof(uintptr_t);
   uintptr_t i = (uintptr_t)seg >> AX_SEGMENT_SHIFT, bit = (uintptr_t)1 << (i % w);
@@ -36,8 +37,15 @@ void axi_segmap_set(ax_segment_t *seg, bool on) {
   }
   ax_atomic_fetch_and_acq_rel(&axi_segmap[i / w], ~bit);
   ax_fence_full();
-  for (unsigned spins = 0; ax_atomic_load_acquire(&walkers); spins++)
-    spins < 256 ? ax_arch_pause() : axi_os_nap();
+  for (unsigned spins = 0;; spins++) {
+    uintptr_t n = ax_atomic_load_acquire(&walkers);
+    if (!n)
+      break;
+    if (spins < 256)
+      ax_arch_pause();
+    else /* (the last walker wakes us: axi_segments_release) */
+      axi_os_wait(&walkers, (uint32_t)n, 10);
+  }
 }
 
 void axi_segments_hold(void) {
@@ -47,7 +55,8 @@ void axi_segments_hold(void) {
 
 void axi_segments_release(void) {
   ax_fence_release(); /* the reads before are done before an unmapper sees walkers drop */
-  ax_atomic_fetch_add_relaxed(&walkers, (uintptr_t)-1);
+  if (ax_atomic_fetch_add_relaxed(&walkers, (uintptr_t)-1) == 1)
+    axi_os_wake(&walkers); /* (an unmapper may sleep on it: axi_segmap_set) */
 }
 
 static unsigned kind_shift(enum ax_kind kind) {
