@@ -153,12 +153,12 @@ static void act_double_remote(void) {
   free(blk);
 }
 
-/* Write into a freed block, then free others until it leaves the quarantine (checked). */
+/* Change a byte of a freed block, then free others until it leaves the quarantine (checked). */
 static void uaf(size_t n, int at) {
   blk = alloc_here(n);
   want("axmalloc: use after free: block %p was written after free (at offset %d)", (void *)blk, at);
   free_here(blk);
-  blk[at] = 0x11;
+  blk[at] ^= 0x11; /* (a flip: a held header's bytes are its page's random key's, 0x11 at 1/256) */
   for (int i = 0; i < 100000; i++)
     free(malloc(n));
 }
