@@ -150,6 +150,8 @@ size_t ax_class_size(unsigned c);
  *                                         every purge delay); "off": they wait for it
  *   stats.remote_steals uint64_t      r   batches and idle inboxes sent so
  *   stats.remote_sweeps uint64_t      r   trims and sweeps that looked for them
+ *   stats.sleeps        uint64_t      r   waits for a lock (or another thread's step)
+ *                                         whose brief spin ran out: the thread slept
  *   opt.<option>        (its kind)    r   every AXMALLOC_* option as read at start-up, named
  *                                         in lower case without AXMALLOC_ (opt.prof_sample):
  *                                         on/off options bool, sizes size_t, numbers

@@ -20,7 +20,7 @@ import sys
 
 LAYERS = [
     ("arch", ["cpu_*", "bulk_*"]),  # src/arch/<arch>: CPU features and the bulk kernels
-    ("base", ["state.c", "options.c", "print.c", "os.c", "bulk.c"]),
+    ("base", ["state.c", "options.c", "print.c", "os.c", "lock.c", "bulk.c"]),
     ("maps", ["pagemap.c"]),
     ("segments", ["thp.c", "segment.c"]),
     ("blocks", ["list.c", "huge.c", "zero.c"]),

@@ -182,6 +182,9 @@ static void get_remote_steals(void *out) {
 }
 static void get_remote_sweeps(void *out) { *(uint64_t *)out = axi_remote_sweeps(); }
 
+/* Bounded waits whose spin ran out, so that the thread slept in the kernel (lock.c, os.c). */
+static void get_sleeps(void *out) { *(uint64_t *)out = ax_atomic_load_relaxed(&axi_stats.sleeps); }
+
 static const ctl_entry_t entries[] = {
     {"version", T_STR, get_version, NULL},
     {"epoch", T_U64, get_epoch, set_epoch},
@@ -199,6 +202,7 @@ static const ctl_entry_t entries[] = {
     {"remote.steal", T_STR, get_remote_steal, NULL},
     {"stats.remote_steals", T_U64, get_remote_steals, NULL},
     {"stats.remote_sweeps", T_U64, get_remote_sweeps, NULL},
+    {"stats.sleeps", T_U64, get_sleeps, NULL},
 };
 
 /* ---- opt.<name>: the options as read at start-up ------------------------------------- */

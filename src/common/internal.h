@@ -5,7 +5,7 @@
  * describes each layer; contracts are at the definitions). The data structures are in
  * types.h, the heap profiler's own in prof.h.
  *
- *   base       state.c options.c print.c os.c bulk.c (+ atomic.h, arch.h)
+ *   base       state.c options.c print.c os.c lock.c bulk.c (+ atomic.h, arch.h)
  *   maps       pagemap.c (the segment map is segment.c's)
  *   segments   thp.c segment.c
  *   blocks     list.c huge.c zero.c
@@ -172,7 +172,7 @@ AXI_HIDDEN void *axi_os_map_file(int fd, size_t size);
 AXI_HIDDEN long axi_os_file_size(int fd);
 AXI_HIDDEN long axi_os_readlink(const char *path, char *buf, size_t n);
 AXI_HIDDEN void axi_os_wait(ax_atomic_word *w, uint32_t v, unsigned ms);
-AXI_HIDDEN void axi_os_wake(ax_atomic_word *w);
+AXI_HIDDEN void axi_os_wake(ax_atomic_word *w, uint32_t n);
 AXI_HIDDEN uint64_t axi_now_ms(void);
 AXI_HIDDEN uint64_t axi_random(void);
 /* A full memory barrier on every other running thread of the process (membarrier(2)).
@@ -203,7 +203,21 @@ AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted(const void *at);
 AXI_HIDDEN __attribute__((noreturn)) void axi_corrupted_list(const ax_page_t *page,
                                                              const ax_block_t *b);
 
-static inline uintptr_t axi_lock_holder(void) { return ax_arch_thread_id() | 1; }
+/* lock.c: locks (ax_lock_t, types.h). An uncontended lock is one compare-and-swap, its
+ * unlock one exchange and no system call; a waiter spins AX_LOCK_SPINS times, then sleeps on
+ * the word (counted in axi_stats.sleeps), and an unlock that finds AX_LOCK_WAITERS wakes one. */
+#define AX_LOCK_SPINS 128u
+AXI_HIDDEN void axi_lock_wait(ax_lock_t *l);
+AXI_HIDDEN void axi_lock_wake(ax_lock_t *l);
+/* Something done once, by the first thread to ask (axi_once_enter true: it does it, then
+ * calls axi_once_done); the others return false once it is done, waiting for it as for a
+ * lock. Its word starts 0; a caller tests axi_once_is_done first. */
+AXI_HIDDEN bool axi_once_enter(ax_atomic_word *once);
+AXI_HIDDEN void axi_once_done(ax_atomic_word *once);
+static inline bool axi_once_is_done(ax_atomic_word *once) {
+  return ax_atomic_load_acquire(once) == 2;
+}
+static inline uintptr_t axi_lock_holder(void) { return ax_arch_thread_id() | AX_LOCK_HELD; }
 static inline bool axi_trylock(ax_lock_t *l) {
   uintptr_t expect = 0;
   bool ok = ax_atomic_load_relaxed(&l->word) == 0 &&
@@ -213,22 +227,25 @@ static inline bool axi_trylock(ax_lock_t *l) {
   return ok;
 }
 static inline void axi_lock(ax_lock_t *l) {
-  while (!axi_trylock(l))
-    ax_arch_pause();
+  if (!axi_trylock(l))
+    axi_lock_wait(l);
 }
-static inline void axi_unlock(ax_lock_t *l) { ax_atomic_store_release(&l->word, 0); }
+static inline void axi_unlock(ax_lock_t *l) {
+  if (ax_atomic_xchg_acq_rel(&l->word, 0) & AX_LOCK_WAITERS)
+    axi_lock_wake(l);
+}
 /* fork's prepare handler: take l, marked as held for the fork, unless this thread holds it
  * already (see above: then it stays with the interrupted section). glibc's own fork skips
  * its malloc locks in a single-threaded process for the same reason (tst-mallocfork2). */
 static inline void axi_lock_for_fork(ax_lock_t *l) {
-  if (ax_atomic_load_relaxed(&l->word) == axi_lock_holder())
+  if ((ax_atomic_load_relaxed(&l->word) & ~AX_LOCK_WAITERS) == axi_lock_holder())
     return;
   axi_lock(l);
-  ax_atomic_store_relaxed(&l->word, axi_lock_holder() | 2);
+  ax_atomic_fetch_or_acq_rel(&l->word, AX_LOCK_FORK);
 }
 /* fork's parent and child handlers: release what axi_lock_for_fork took, nothing else. */
 static inline void axi_unlock_after_fork(ax_lock_t *l) {
-  if (ax_atomic_load_relaxed(&l->word) == (axi_lock_holder() | 2))
+  if ((ax_atomic_load_relaxed(&l->word) & ~AX_LOCK_WAITERS) == (axi_lock_holder() | AX_LOCK_FORK))
     axi_unlock(l);
 }
 
@@ -465,11 +482,9 @@ AXI_HIDDEN size_t axi_zero_live(void); /* zero-size blocks live now */
 AXI_HIDDEN ax_heap_t *axi_heap_start(void);
 AXI_HIDDEN void axi_heap_bind(ax_heap_t *heap);
 AXI_HIDDEN void axi_heap_exit_key(void (*on_exit)(void *));
-AXI_HIDDEN void axi_heap_put(ax_heap_t *heap, bool lock);
+AXI_HIDDEN void axi_heap_put(ax_heap_t *heap);
 AXI_HIDDEN void axi_heap_foreach(void (*fn)(ax_heap_t *, void *), void *arg);
 AXI_HIDDEN ax_heap_t *axi_heap_all(void);
-AXI_HIDDEN void axi_heap_fork_prepare(void);
-AXI_HIDDEN void axi_heap_fork_release(void);
 
 /* ==== remote frees: remote.c ============================================================ */
 

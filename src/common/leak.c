@@ -333,7 +333,7 @@ bool axi_leak_gate_close(void) {
 void axi_leak_gate_open(void) {
   ax_atomic_store_relaxed(&axi_leak_parked, 0); /* (its records end as their threads go on) */
   ax_atomic_store_release(&gate, 0);
-  axi_os_wake(&gate);
+  axi_os_wake(&gate, UINT32_MAX);
 }
 
 /* fn on the last blocks each thread made before the gate closed, but the scan's own thread's

@@ -71,34 +71,14 @@ static void process_init(void) {
   errno = saved;
 }
 
-/* 0: not yet, 1: in progress, 3: in progress and a thread sleeps on it, 2: done */
+/* process init: once (lock.c), the others wait for the first */
 static ax_atomic_word init_state;
 
-/* Another thread inits: spin briefly, then sleep on the word (its initializer wakes it). */
-static void init_wait(void) {
-  for (unsigned spins = 0;; spins++) {
-    uintptr_t s = ax_atomic_load_acquire(&init_state);
-    if (s == 2)
-      return;
-    if (spins < 256) {
-      ax_arch_pause();
-      continue;
-    }
-    if (s == 1 && !ax_atomic_cas_acq_rel(&init_state, &s, 3))
-      continue;
-    axi_os_wait(&init_state, 3, 10);
-  }
-}
-
 static void init_once(void) {
-  uintptr_t expect = 0;
-  if (ax_atomic_cas_acq_rel(&init_state, &expect, 1)) {
+  if (axi_once_enter(&init_state)) {
     process_init();
-    if (ax_atomic_xchg_acq_rel(&init_state, 2) == 3) /* (no system call unless one sleeps) */
-      axi_os_wake(&init_state);
-    return;
+    axi_once_done(&init_state); /* (no system call unless one sleeps) */
   }
-  init_wait();
 }
 
 /* Constructors run: the profiler may walk stacks from now on (prof.c). The options are read
@@ -133,7 +113,7 @@ static void thread_exit(void *arg) {
   ax_atomic_fetch_add_relaxed(&axi_stats.heaps_live, (uintptr_t)-1);
   if (axi_tls_heap == heap)
     axi_tls_heap = &axi_heap_empty;
-  axi_heap_put(heap, true);
+  axi_heap_put(heap);
 }
 
 static void fork_prepare(void);
@@ -144,19 +124,16 @@ static void fork_child(void);
  * when the OS has no memory for it. May run before main and inside dlsym. */
 ax_heap_t *axi_thread_start(void) {
   static ax_atomic_word hooks_state;
-  if (ax_atomic_load_acquire(&init_state) != 2)
+  if (!axi_once_is_done(&init_state))
     init_once();
   ax_heap_t *heap = axi_heap_start();
   if (!heap)
     return NULL;
-  uintptr_t expect = 0;
-  if (ax_atomic_cas_acq_rel(&hooks_state, &expect, 1)) {
+  if (!axi_once_is_done(&hooks_state) && axi_once_enter(&hooks_state)) {
     axi_heap_exit_key(thread_exit);
     pthread_atfork(fork_prepare, fork_release, fork_child);
-    ax_atomic_store_release(&hooks_state, 2);
+    axi_once_done(&hooks_state);
   }
-  while (ax_atomic_load_acquire(&hooks_state) != 2)
-    ax_arch_pause();
   axi_heap_bind(heap);
   return heap;
 }
@@ -194,7 +171,6 @@ static void fork_prepare(void) {
     return;
   ax_compiler_fence();       /* counted before the first lock is taken */
   axi_remote_fork_prepare(); /* (no steal is half done in the child) */
-  axi_heap_fork_prepare();
   axi_segment_fork_prepare();
   axi_huge_fork_prepare();
   AX_HOOK(AX_HOOK_FORK_PREPARED, NULL);
@@ -208,7 +184,6 @@ static void fork_release(void) {
   AX_HOOK(AX_HOOK_FORK_RELEASING, NULL);
   axi_huge_fork_release();
   axi_segment_fork_release();
-  axi_heap_fork_release();
   axi_remote_fork_release();
   ax_compiler_fence(); /* uncounted after the last lock is released */
   fork_depth = 0;
@@ -240,8 +215,8 @@ static void orphan_segment(ax_segment_t *seg, void *arg) {
  * word 0: nothing matches them again; the child's threads reclaim them), and the heaps go
  * back to the pool. What a dead thread was doing inside the allocator at the fork is lost at
  * worst (a block, a chain, a segment), never done twice: every update of a thread's own
- * structures leaves them consistent at each store (docs/design.md). pre: fork's prepare
- * handler holds the pool lock (this thread is alone). */
+ * structures leaves them consistent at each store (docs/design.md). pre: this thread is
+ * alone. */
 static void orphan_dead_heaps(void) {
   ax_heap_t *self = axi_tls_heap;
   unsigned dead = 0;
@@ -264,7 +239,7 @@ static void orphan_dead_heaps(void) {
     if (h->active == AX_HEAP_DEAD) {
       axi_stats_merge_heap(h);
       h->active = 0;
-      axi_heap_put(h, false); /* (the prepare handler holds the pool's lock) */
+      axi_heap_put(h);
     }
   ax_atomic_fetch_add_relaxed(&axi_stats.heaps_live, (uintptr_t)-dead);
 }

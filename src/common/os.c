@@ -353,14 +353,15 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the futex is the word
 void axi_os_wait(ax_atomic_word *w, uint32_t v, unsigned ms) {
   struct timespec t = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
   int saved = errno;
+  ax_atomic_fetch_add_relaxed(&axi_stats.sleeps, 1); /* (ax_ctl's stats.sleeps) */
   syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, &t, NULL, 0);
   errno = saved;
 }
 
-/* Every thread sleeping in axi_os_wait on w returns. errno kept. */
-void axi_os_wake(ax_atomic_word *w) {
+/* Up to n threads sleeping in axi_os_wait on w return (UINT32_MAX: every one). errno kept. */
+void axi_os_wake(ax_atomic_word *w, uint32_t n) {
   int saved = errno;
-  syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+  syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, n > 0x7fffffffu ? 0x7fffffffu : n, NULL, NULL, 0);
   errno = saved;
 }
 

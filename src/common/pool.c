@@ -5,6 +5,16 @@
  * Heaps come from chunks mapped here and are never unmapped (type-stable), so other threads
  * may keep a stale pointer to one (see axi_remote_free). A heap that its thread left goes back
  * to the pool for the next thread (lifecycle.c: thread exit, fork children).
+ *
+ * No lock: thread start and exit take nothing that a preempted thread could hold (issue 39:
+ * 1,024 threads on two cores spent 92% of their time spinning on this pool's lock while its
+ * holder mapped a chunk). The free heaps are a stack popped and pushed with one CAS each; its
+ * top word carries a tag beside the heap's address, bumped by every change, so that a pop
+ * that read a top which left and came back meanwhile fails its CAS (ABA). A thread that finds
+ * the pool empty maps a chunk of its own, outside any lock, takes its first heap and pushes
+ * the others. A fork child finds the stack as the last CAS before the fork left it: a heap
+ * taken or given back halfway is lost to it, never handed out twice (a heap is in the stack
+ * only while it is inactive, and orphan_dead_heaps gives back active ones only).
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -13,34 +23,72 @@
 #include "internal.h"
 
 #define AX_HEAP_CHUNK ((size_t)64 << 10)
-static ax_lock_t pool_lock; /* thread start and exit only */
-static ax_heap_t *pool_free;
-static ax_heap_t *all_heaps; /* every heap made, through all_next: recycled, never freed */
-static char *chunk_at, *chunk_end;
+#define AX_HEAP_SLOT ((sizeof(ax_heap_t) + 63) & ~(size_t)63)
+_Static_assert(AX_HEAP_SLOT <= AX_HEAP_CHUNK, "a chunk holds a heap");
+
+/* The pool's top: a heap's address (64-byte aligned, below 2^48) with a 22-bit tag in the
+ * bits it leaves free, the low 6 and the top 16. */
+#define TOP_ADDR ((uintptr_t)0x0000ffffffffffc0u)
+static ax_atomic_word pool_top;
+static ax_atomic_word
+    all_heaps; /* every heap made, through all_next: newest first, never shrinks */
 
 static pthread_key_t exit_key;
 static ax_atomic_word exit_key_made;
 
-static ax_heap_t *heap_alloc(void) {
-  axi_lock(&pool_lock);
-  ax_heap_t *heap = pool_free;
-  if (heap) {
-    pool_free = heap->pool_next;
-  } else {
-    size_t sz = (sizeof(ax_heap_t) + 63) & ~(size_t)63;
-    if (chunk_at + sz > chunk_end) {
-      chunk_at = axi_os_map(AX_HEAP_CHUNK);
-      chunk_end = chunk_at ? chunk_at + AX_HEAP_CHUNK : NULL;
-    }
-    if (chunk_at) {
-      heap = (ax_heap_t *)chunk_at;
-      chunk_at += sz;
-      heap->all_next = all_heaps;
-      ax_poke_release(&all_heaps, heap); /* (read without the lock) */
-    }
+static ax_heap_t *top_heap(uintptr_t top) { return (ax_heap_t *)(top & TOP_ADDR); }
+static uintptr_t top_of(ax_heap_t *heap, uintptr_t old) {
+  uintptr_t tag = ((old & ~TOP_ADDR & 63) | (old >> 48 << 6)) + 1;
+  return (uintptr_t)heap | (tag & 63) | (tag >> 6 << 48);
+}
+
+/* first .. last (linked through pool_next) onto the pool. */
+static void pool_push(ax_heap_t *first, ax_heap_t *last) {
+  uintptr_t top = ax_atomic_load_relaxed(&pool_top);
+  do
+    ax_poke(&last->pool_next, top_heap(top));
+  while (!ax_atomic_cas_release(&pool_top, &top, top_of(first, top)));
+}
+
+/* post: a free heap, or NULL. A popper may read the link of a heap that another popper has
+ * just taken and is resetting: type-stable memory, and the tag fails its CAS. */
+static ax_heap_t *pool_pop(void) {
+  uintptr_t top = ax_atomic_load_acquire(&pool_top);
+  for (;;) {
+    ax_heap_t *heap = top_heap(top);
+    if (!heap)
+      return NULL;
+    ax_heap_t *next = ax_peek(&heap->pool_next);
+    if (ax_atomic_cas_acq_rel(&pool_top, &top, top_of(next, top)))
+      return heap;
   }
-  axi_unlock(&pool_lock);
-  return heap;
+}
+
+/* A chunk of new heaps: the first for the caller, the others to the pool, all registered. */
+static ax_heap_t *chunk_new(void) {
+  char *chunk = axi_os_map(AX_HEAP_CHUNK);
+  if (!chunk)
+    return NULL;
+  size_t n = AX_HEAP_CHUNK / AX_HEAP_SLOT;
+  ax_heap_t *first = (ax_heap_t *)chunk, *last = first;
+  for (size_t i = 1; i < n; i++) {
+    ax_heap_t *h = (ax_heap_t *)(chunk + i * AX_HEAP_SLOT);
+    h->all_next = last;
+    last = h;
+  }
+  /* all_next: last .. first, then the registry (read without a lock: release) */
+  uintptr_t head = ax_atomic_load_relaxed(&all_heaps);
+  do
+    first->all_next = (ax_heap_t *)head;
+  while (!ax_atomic_cas_release(&all_heaps, &head, (uintptr_t)last));
+  if (n > 1) {
+    ax_heap_t *second = (ax_heap_t *)(chunk + AX_HEAP_SLOT);
+    for (size_t i = 1; i + 1 < n; i++)
+      ((ax_heap_t *)(chunk + i * AX_HEAP_SLOT))->pool_next =
+          (ax_heap_t *)(chunk + (i + 1) * AX_HEAP_SLOT);
+    pool_push(second, last);
+  }
+  return first;
 }
 
 /* The thread's heap was done (thread exit): the thread is in its last TSD destructors. A heap
@@ -56,7 +104,9 @@ static ax_heap_t *heap_alloc(void) {
  * again: axi_heap_bind may calloc); NULL only when the OS has no memory for it. pre: the
  * thread has none (axi_tls_heap is the empty heap). */
 ax_heap_t *axi_heap_start(void) {
-  ax_heap_t *heap = heap_alloc();
+  ax_heap_t *heap = pool_pop();
+  if (!heap)
+    heap = chunk_new();
   if (!heap)
     return NULL;
   memset(heap, 0, offsetof(ax_heap_t, full_pending)); /* (not what other threads touch) */
@@ -92,26 +142,15 @@ void axi_heap_bind(ax_heap_t *heap) {
     pthread_setspecific(exit_key, heap); /* (may calloc: the heap is installed) */
 }
 
-/* A heap its thread left, back to the pool. pre: unlocked: none of the heap's fields is in
- * use; locked == false: fork's prepare handler holds the pool lock (axi_heap_fork_prepare). */
-void axi_heap_put(ax_heap_t *heap, bool lock) {
-  if (lock)
-    axi_lock(&pool_lock);
-  heap->pool_next = pool_free;
-  pool_free = heap;
-  if (lock)
-    axi_unlock(&pool_lock);
-}
+/* A heap its thread left, back to the pool. pre: none of the heap's fields is in use. */
+void axi_heap_put(ax_heap_t *heap) { pool_push(heap, heap); }
 
 /* Calls fn on every heap in use (racy reads: statistics, the double-free seek). */
 void axi_heap_foreach(void (*fn)(ax_heap_t *, void *), void *arg) {
-  for (ax_heap_t *h = ax_peek_acquire(&all_heaps); h; h = h->all_next)
+  for (ax_heap_t *h = axi_heap_all(); h; h = h->all_next)
     if (ax_peek(&h->active))
       fn(h, arg);
 }
 
 /* Every heap ever made, newest first, through all_next (a fork child's handler). */
-ax_heap_t *axi_heap_all(void) { return ax_peek_acquire(&all_heaps); }
-
-void axi_heap_fork_prepare(void) { axi_lock_for_fork(&pool_lock); }
-void axi_heap_fork_release(void) { axi_unlock_after_fork(&pool_lock); }
+ax_heap_t *axi_heap_all(void) { return (ax_heap_t *)ax_atomic_load_acquire(&all_heaps); }

@@ -544,7 +544,7 @@ static ax_heap_t *steal_round(ax_heap_t *h, const ax_heap_t *self, bool all, uns
     if (ax_peek(&v->rb_last) == AX_RB_STOLEN) /* (else its thread moved it: a valid slot) */
       ax_poke_release(&v->rb_last, last[i]);
     ax_atomic_store_release(&v->steal, AX_STEAL_FREE);
-    axi_os_wake(&v->steal); /* (its thread may wait to exit: axi_remote_exit) */
+    axi_os_wake(&v->steal, UINT32_MAX); /* (its thread may wait to exit: axi_remote_exit) */
   }
   return h;
 }

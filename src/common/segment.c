@@ -56,7 +56,7 @@ void axi_segments_hold(void) {
 void axi_segments_release(void) {
   ax_fence_release(); /* the reads before are done before an unmapper sees walkers drop */
   if (ax_atomic_fetch_add_relaxed(&walkers, (uintptr_t)-1) == 1)
-    axi_os_wake(&walkers); /* (an unmapper may sleep on it: axi_segmap_set) */
+    axi_os_wake(&walkers, UINT32_MAX); /* (an unmapper may sleep on it: axi_segmap_set) */
 }
 
 static unsigned kind_shift(enum ax_kind kind) {

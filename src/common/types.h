@@ -345,7 +345,6 @@ typedef struct ax_heap {
   uint64_t empty_classes;   /* classes whose queue holds empty pages waiting to retire */
   uint64_t next_retire_ms;  /* 0: no empty page waits */
   uint32_t sweep_ticks;     /* slow paths since this thread last looked at the sweep's clock */
-  struct ax_heap *pool_next;
   ax_heap_stats_t stats;
   ax_cache_t cache;     /* freed blocks of mid-size classes (cache.c) */
   ax_remote_batch_t rb; /* blocks freed into other threads' pages, not yet published */
@@ -362,14 +361,15 @@ typedef struct ax_heap {
    * one does, EXITING from the thread's exit on (none may start then) until a thread takes
    * the heap again. */
   ax_atomic_word steal;
-  uint64_t swept;     /* what the last sweep saw of its batches (remote.c), the sweeper's */
-  uintptr_t swept_in; /* ... and of its inbox: its head */
+  uint64_t swept;            /* what the last sweep saw of its batches (remote.c), the sweeper's */
+  uintptr_t swept_in;        /* ... and of its inbox: its head */
+  struct ax_heap *pool_next; /* the next free heap (pool.c): read by poppers at any time */
   /* blocks other threads sent (remote.c), taken with one exchange (page.c): on a line of its
    * own, which senders write and the owner reads on its slow paths */
   ax_atomic_word inbox __attribute__((aligned(64)));
   char inbox_pad[64 - sizeof(ax_atomic_word)];
   int active;               /* axi_heap_foreach skips heaps not in use */
-  struct ax_heap *all_next; /* every heap ever made, newest first (heap.c) */
+  struct ax_heap *all_next; /* every heap ever made, newest first (pool.c) */
   /* The heap profiler's last walks (prof_unwind.c), mapped at the heap's first; kept when a
    * new thread takes the heap over, whose walks check them as any. */
   struct ax_prof_memo *prof_memo;
@@ -420,20 +420,26 @@ typedef struct ax_global_stats {
   ax_atomic_word huge_allocs;
   ax_atomic_word remote_frees, remote_publishes, remote_drains;
   ax_atomic_word remote_steals; /* batches that other threads sent for an idle one (remote.c) */
+  ax_atomic_word sleeps;        /* a bounded wait's spin ran out: a futex wait (lock.c, os.c) */
   ax_atomic_word thp_advised, thp_advised_peak, thp_advised_total, thp_declined;
   ax_atomic_word huge_live; /* bytes of the live huge blocks (their usable sizes) */
   ax_atomic_word class_mallocs[AX_CLASSES];
 } ax_global_stats_t;
 
-/* A spin lock for the rare global lists: never slept on, only try-locked or held briefly.
- * The word holds its holder's thread id | 1, so that fork's prepare handler can tell a lock
+/* A lock for the rare global lists (the profiler's table, the caches' trims), never on a
+ * malloc or free fast path: a waiter spins briefly, then sleeps on a futex (lock.c). The word
+ * holds its holder's thread id | AX_LOCK_HELD, so that fork's prepare handler can tell a lock
  * this very thread holds: a signal handler that forks may have interrupted it inside the
- * locked section, which goes on after the handler returns (in parent and child alike). */
+ * locked section, which goes on after the handler returns (in parent and child alike).
+ * Thread ids are 64-byte aligned: the low bits are free. */
+#define AX_LOCK_HELD ((uintptr_t)1)
+#define AX_LOCK_FORK ((uintptr_t)2)    /* held for a fork (axi_lock_for_fork) */
+#define AX_LOCK_WAITERS ((uintptr_t)4) /* a thread may sleep on it: its unlock wakes one */
 typedef struct ax_lock {
-  ax_atomic_word word; /* 0: free; holder's thread id | 1; | 2 more: held for a fork */
+  ax_atomic_word word; /* 0: free; holder's thread id | AX_LOCK_HELD [| FORK] [| WAITERS] */
 } ax_lock_t;
 
-/* A cache of unused segments (or huge mappings): a list under a spin lock. */
+/* A cache of unused segments (or huge mappings): a list under a lock. */
 typedef struct ax_segcache {
   ax_lock_t lock;
   ax_segment_t *first; /* linked through next; most recent first */
