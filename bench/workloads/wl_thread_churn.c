@@ -63,6 +63,7 @@ static inline uint64_t xorshift64(uint64_t *s) {
   return *s = x;
 }
 
+/* Never 0: a block zeroed by mistake shows. */
 static inline unsigned char fill_byte(uint32_t tag) { return (unsigned char)(tag >> 24) | 1; }
 
 /* A block of random size; its bytes from `from` on are filled with its tag's byte. */

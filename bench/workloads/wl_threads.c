@@ -65,7 +65,8 @@ static inline uint64_t xorshift64(uint64_t *s) {
   return *s = x;
 }
 
-static inline unsigned char fill_byte(uint32_t tag) { return (unsigned char)(tag >> 24); }
+/* Never 0: a block zeroed by mistake shows. */
+static inline unsigned char fill_byte(uint32_t tag) { return (unsigned char)(tag >> 24) | 1; }
 
 static block *new_block(uint64_t *rng) {
   uint64_t r = xorshift64(rng);
