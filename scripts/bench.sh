@@ -10,7 +10,7 @@
 #   4. the same counted on AArch64 under qemu-aarch64 (bench/qemu/arm_vs_x86.sh: the cross
 #      builds build-aarch64{,-lse,-llsc}, library only, on the CPUs whose atomics they run).
 # Writes build/results/ (markdown, JSON, PNG plots) and bench/RESULTS.md (the summary with
-# the machine, versions, page size and date). About 8 minutes on 2 cores.
+# the machine, versions, page size and date). About 9 minutes on 2 cores.
 #
 #   bash scripts/bench.sh
 #   RUNS=5 MICRO_REPS=3 bash scripts/bench.sh
