@@ -22,9 +22,15 @@
 #               "axthp=build/libaxmalloc.so@AXMALLOC_THP=always" runs that library so.
 #               Default: "default". The first allocator is the reference: its
 #               checksums are the expected ones and ratios are reference/other.
-#   WORKLOADS   space-separated workload names to run (default: every wl_* binary); a name
-#               may carry its arguments after a colon, separated by commas:
-#               "wl_larson:50000,100,2,20000,16,1024" (the table names it so)
+#   WORKLOADS   space-separated workloads to run (default: "all"), each one of
+#                 all    every wl_* binary of BUILD_DIR/bench/workloads, default arguments
+#                 NAME[:ARGS][@cpus=LIST]
+#               ARGS are the program's arguments separated by commas,
+#               "wl_larson:50000,100,2,20000,16,1024"; @cpus=LIST confines the process to
+#               those CPUs (taskset -c LIST, a list as taskset takes it: 0 or 0,2 or 0-3),
+#               "wl_threads@cpus=0" runs wl_threads on one CPU, every allocator alike.
+#               The table names each as written: "all wl_threads@cpus=0" adds that row to
+#               the default ones.
 #   WL_TIMEOUT  seconds before one run is killed and counted as failed (default: 120)
 #   AX_COMPACT  1: compact the kernel's memory before every run (root: /proc/sys/vm/
 #               compact_memory), so that no run pays for the fragmentation the one before it
@@ -44,7 +50,7 @@
 set -uo pipefail
 export LC_ALL=C
 
-usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 { if (!/^#/) exit; sub(/^# ?/, ""); print }' "$0"; }
 die() { echo "compare_workloads: error: $*" >&2; exit 2; }
 
 case "${1:-}" in -h|--help) usage; exit 0;; esac
@@ -110,22 +116,43 @@ done
 REF=${ALLOC_NAMES[0]}
 
 # ---- workloads -----------------------------------------------------------------------
+# wl_parse NAME[:ARGS][@cpus=LIST]: sets WL_PROG (the program's name), WL_ARGS (its
+# arguments) and WL_PIN (the command confining it, empty for none); dies on a bad option.
+wl_parse() {
+  local spec=${1%%@*} opt=
+  [[ $1 != *@* ]] || opt=${1#*@}
+  WL_PROG=${spec%%:*} WL_ARGS=() WL_PIN=()
+  [[ $spec != *:* ]] || IFS=, read -r -a WL_ARGS <<<"${spec#*:}"
+  if [[ -n $opt ]]; then
+    [[ $opt =~ ^cpus=[0-9][0-9,-]*$ ]] ||
+      die "workload '$1': unknown option '@$opt' (the one option is @cpus=LIST, e.g. @cpus=0)"
+    WL_PIN=(taskset -c "${opt#cpus=}")
+  fi
+}
 WLS=()
-if [[ -n ${WORKLOADS:-} ]]; then
-  for w in $WORKLOADS; do
-    [[ -x $WL_DIR/${w%%:*} ]] || die "workload '${w%%:*}' not found in $WL_DIR"
-    WLS+=("$w")
-  done
-else
-  for f in "$WL_DIR"/wl_*; do
-    [[ -f $f && -x $f && $f != *_static ]] || continue
-    WLS+=("$(basename "$f")")
-  done
-fi
+add_wl() { local w; for w in "${WLS[@]}"; do [[ $w == "$1" ]] && return; done; WLS+=("$1"); }
+for w in ${WORKLOADS:-all}; do
+  if [[ $w == all ]]; then
+    for f in "$WL_DIR"/wl_*; do
+      [[ -f $f && -x $f && $f != *_static ]] || continue
+      add_wl "$(basename "$f")"
+    done
+    continue
+  fi
+  wl_parse "$w"
+  [[ -x $WL_DIR/$WL_PROG ]] || die "workload '$WL_PROG' not found in $WL_DIR"
+  if (( ${#WL_PIN[@]} )); then
+    command -v taskset >/dev/null || die "workload '$w' needs taskset (apt-get install util-linux)"
+  fi
+  add_wl "$w"
+done
 (( ${#WLS[@]} )) || die "no workloads in $WL_DIR (build the project first)"
 for a in "${ALLOC_NAMES[@]}"; do
   [[ ${ALLOC_PATH[$a]} == static ]] || continue
-  for w in "${WLS[@]}"; do [[ -x $WL_DIR/${w%%:*}_static ]] || die "$WL_DIR/${w%%:*}_static not found"; done
+  for w in "${WLS[@]}"; do
+    wl_parse "$w"
+    [[ -x $WL_DIR/${WL_PROG}_static ]] || die "$WL_DIR/${WL_PROG}_static not found"
+  done
 done
 
 TIME_BIN=/usr/bin/time
@@ -144,13 +171,15 @@ NFAIL=0
 # run_one WORKLOAD ALLOCATOR RUN: one timed run; records time, RSS, checksum or failure.
 run_one() {
   local wl=$1 a=$2 run=$3 key="$1|$2" path=${ALLOC_PATH[$2]}
-  local bin=$WL_DIR/${wl%%:*} out=$TMP/out err=$TMP/err tf=$TMP/time
-  local -a cmd args=() envs=()
-  [[ $wl != *:* ]] || IFS=, read -r -a args <<<"${wl#*:}"
+  local out=$TMP/out err=$TMP/err tf=$TMP/time
+  local -a cmd envs=()
+  wl_parse "$wl"
+  local bin=$WL_DIR/$WL_PROG
   [[ -z ${ALLOC_ENV[$2]} ]] || IFS=@ read -r -a envs <<<"${ALLOC_ENV[$2]}"
-  if [[ $path == static ]]; then cmd=(env -u LD_PRELOAD "${envs[@]}" "${bin}_static" "${args[@]}")
-  elif [[ -z $path ]]; then cmd=(env -u LD_PRELOAD "${envs[@]}" "$bin" "${args[@]}")
-  else cmd=(env "LD_PRELOAD=$path" "${envs[@]}" "$bin" "${args[@]}"); fi
+  # taskset first: it sets the affinity and execs env, which execs the program (one process).
+  if [[ $path == static ]]; then cmd=("${WL_PIN[@]}" env -u LD_PRELOAD "${envs[@]}" "${bin}_static" "${WL_ARGS[@]}")
+  elif [[ -z $path ]]; then cmd=("${WL_PIN[@]}" env -u LD_PRELOAD "${envs[@]}" "$bin" "${WL_ARGS[@]}")
+  else cmd=("${WL_PIN[@]}" env "LD_PRELOAD=$path" "${envs[@]}" "$bin" "${WL_ARGS[@]}"); fi
   : >"$tf"
   [[ ${AX_COMPACT:-0} != 1 ]] || echo 1 >/proc/sys/vm/compact_memory 2>/dev/null ||
     { echo "compare_workloads: AX_COMPACT=1 needs root (/proc/sys/vm/compact_memory)" >&2; AX_COMPACT=0; }

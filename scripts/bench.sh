@@ -3,18 +3,21 @@
 # Install deps, build natively (build/, Release), then compare axmalloc with glibc and every
 # peer installed (jemalloc, tcmalloc, mimalloc, tbbmalloc) side by side:
 #   1. the seed workloads (bench/workloads), preloaded, plus axmalloc linked in statically;
+#      wl_threads and wl_thread_churn (many more threads than cores) once more with the
+#      process confined to one CPU (its first allowed one: "wl_threads@cpus=0");
 #   2. the Google Benchmark micro-benchmarks (bench/bm_*), preloaded;
 #   3. instructions per operation under callgrind (bench/callgrind/budget.sh);
 #   4. the same counted on AArch64 under qemu-aarch64 (bench/qemu/arm_vs_x86.sh: the cross
 #      builds build-aarch64{,-lse,-llsc}, library only, on the CPUs whose atomics they run).
 # Writes build/results/ (markdown, JSON, PNG plots) and bench/RESULTS.md (the summary with
-# the machine, versions, page size and date). About 8 minutes on 2 cores.
+# the machine, versions, page size and date). About 9 minutes on 2 cores.
 #
 #   bash scripts/bench.sh
 #   RUNS=5 MICRO_REPS=3 bash scripts/bench.sh
 #
 # Environment: AX_SKIP_DEPS=1 skips scripts/deps.sh; JOBS (default 2) build parallelism;
-# AX_CMAKE_ARGS extra cmake configure arguments; ALLOCATORS as in compare_workloads.sh;
+# AX_CMAKE_ARGS extra cmake configure arguments; ALLOCATORS and WORKLOADS as in
+# compare_workloads.sh (default WORKLOADS: "all" plus the two confined runs above);
 # AX_EXTRA_PEERS="name=/path/lib.so ..." adds allocators Debian does not package (snmalloc,
 # mimalloc 3, rpmalloc built from their sources wherever they are) to every comparison:
 #   AX_EXTRA_PEERS="mimalloc3=/opt/mi3/libmimalloc.so snmalloc=/opt/sn/libsnmallocshim.so" \
@@ -30,6 +33,14 @@ BUILD_DIR=build
 RUNS=${RUNS:-3}
 MICRO_REPS=${MICRO_REPS:-2}
 export ALLOCATORS=${ALLOCATORS:-all axmalloc-static}
+# The thread-count workloads once more on one CPU: every thread time-sliced on it (the first
+# CPU this process may use, 0 unless a cpuset says otherwise).
+if command -v taskset >/dev/null; then
+  cpu=$(taskset -pc $$ | sed -n 's/.*: *\([0-9]*\).*/\1/p') || cpu=0
+  export WORKLOADS=${WORKLOADS:-all wl_threads@cpus=${cpu:-0} wl_thread_churn@cpus=${cpu:-0}}
+else
+  echo "bench.sh: no taskset (util-linux): the one-CPU runs are skipped" >&2
+fi
 read -r -a EXTRA_CMAKE_ARGS <<<"${AX_CMAKE_ARGS:-}"
 
 if [[ ${AX_SKIP_DEPS:-0} != 1 ]]; then
