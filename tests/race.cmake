@@ -13,6 +13,8 @@
 #   t_race_reuse.*     a batch keyed by a heap that a new thread took over, sent there with
 #                      a block of a third thread's page: the second trim (or sweep) after it
 #                      gives the block to its page (the new thread never allocates again)
+#   t_lock_sleep[.prof] a thread stopped inside each global lock while 16 threads confined to
+#                      one CPU want it: they sleep (state S, stats.sleeps), never spin on
 #   t_sigfork.*        fork() from a signal handler inside every global lock (single- and
 #                      multithreaded), and glibc's tst-mallocfork2 pattern
 #   t_cancel.*         reports and fatal errors with a cancellation pending; threads
@@ -48,6 +50,10 @@ set_tests_properties(t_race_seek t_race_reuse t_race_reuse.sweep PROPERTIES SKIP
 set_tests_properties(t_race_reuse.sweep PROPERTIES LABELS race TIMEOUT 120)
 # (paths.cmake: a sampled block has a place of its own, in no class's page)
 set_property(TEST t_race_seek t_race_reuse t_race_reuse.sweep APPEND PROPERTY LABELS noprof)
+ax_hook_test(t_lock_sleep SOURCES t_lock_sleep.c)
+add_test(NAME t_lock_sleep.prof COMMAND t_lock_sleep)
+set_tests_properties(t_lock_sleep.prof PROPERTIES LABELS race TIMEOUT 120
+                     ENVIRONMENT "AXMALLOC_PROF=1;AXMALLOC_PROF_SAMPLE=4096")
 ax_hook_test(t_sigfork SOURCES t_sigfork.c ARGS locked 0)
 if(CMAKE_CROSSCOMPILING) # about 20 s under qemu, 30+ on a loaded machine: alarm later
   set_tests_properties(t_sigfork PROPERTIES ENVIRONMENT "AX_HANG_SECONDS=200" TIMEOUT 300)
