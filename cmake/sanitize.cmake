@@ -51,6 +51,7 @@ set(AX_TSAN_RUNS
   "t_mt_storm|4,100000"
   "t_mt_prodcons|1000000"
   "t_mt_threads|2000,0"
+  "t_mt_pool|1000,2"
   "t_fork|20,20,0"
   "t_atomic|200000"
   "t_atomic.xfree|xfree"

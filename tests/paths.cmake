@@ -33,8 +33,8 @@ set(AX_THP_TESTS
   t_thp t_thp.never t_thp.always t_realloc t_calloc t_api t_align t_trim t_extras t_contract
   t_pagesize t_pagesize.16384 t_pagesize.65536 t_oom.huge t_stats t_cache)
 set(AX_THREADS_TESTS
-  t_mt_storm t_mt_storm.checked t_mt_prodcons t_mt_prodcons.checked t_mt_threads t_stress
-  t_stress.32 t_oom.threads t_sigfork.mt)
+  t_mt_storm t_mt_storm.checked t_mt_prodcons t_mt_prodcons.checked t_mt_threads t_mt_pool
+  t_stress t_stress.32 t_oom.threads t_sigfork.mt)
 set(AX_NOPROF_TESTS
   t_full_pages t_cache t_free_filter t_remote_batch t_stats t_extras t_race_remote
   t_fork_model.release t_oom.huge t_oom.limit t_oom.threads t_oom.refused t_oom.refused_limit

@@ -48,6 +48,7 @@ if(CMAKE_CROSSCOMPILING)
   set(AX_SYS_STORM_ITERS 50000)
   set(AX_SYS_PRODCONS_BLOCKS 600000)
   set(AX_SYS_THREADS 2000)
+  set(AX_SYS_POOL_THREADS 300)
   # /proc/self/statm under qemu-user is qemu's RSS, which grows ~270 KiB per guest thread
   # (qemu 7.2, glibc malloc too): skip the RSS checks, keep the ax_stats ones.
   set(AX_SYS_THREADS_RSS_MIB 0)
@@ -61,6 +62,7 @@ else()
   set(AX_SYS_STORM_ITERS 300000)
   set(AX_SYS_PRODCONS_BLOCKS 3000000)
   set(AX_SYS_THREADS 10000)
+  set(AX_SYS_POOL_THREADS 1000)
   set(AX_SYS_THREADS_RSS_MIB 200)
   set(AX_SYS_FORKS 20)
   set(AX_SYS_FORK_TIMEOUT 20)
@@ -75,7 +77,8 @@ ax_test(t_mt_prodcons SOURCES t_mt_prodcons.c ARGS ${AX_SYS_PRODCONS_BLOCKS})
 ax_test(t_mt_threads SOURCES t_mt_threads.c ARGS ${AX_SYS_THREADS} ${AX_SYS_THREADS_RSS_MIB})
 ax_test(t_fork SOURCES t_fork.c
         ARGS ${AX_SYS_FORKS} ${AX_SYS_FORK_TIMEOUT} ${AX_SYS_FORK_CHILD_THREAD})
-set_tests_properties(t_mt_storm t_mt_prodcons t_mt_threads t_fork
+ax_test(t_mt_pool SOURCES t_mt_pool.c ARGS ${AX_SYS_POOL_THREADS} 3)
+set_tests_properties(t_mt_storm t_mt_prodcons t_mt_threads t_mt_pool t_fork
   PROPERTIES TIMEOUT ${AX_SYS_TIMEOUT} LABELS system)
 
 # ---- static linking --------------------------------------------------------------------
