@@ -22,9 +22,10 @@
 
 #include "internal.h"
 
-#define AX_HEAP_CHUNK ((size_t)64 << 10)
-#define AX_HEAP_SLOT ((sizeof(ax_heap_t) + 63) & ~(size_t)63)
-_Static_assert(AX_HEAP_SLOT <= AX_HEAP_CHUNK, "a chunk holds a heap");
+/* Heaps start on a 4 KiB boundary, so that what a thread touches first (the direct table and
+ * the fields after it) spans as few OS pages as it can. */
+#define AX_HEAP_SLOT ((sizeof(ax_heap_t) + 4095) & ~(size_t)4095)
+#define AX_HEAP_CHUNK (4 * AX_HEAP_SLOT)
 
 /* The pool's top: a heap's address (64-byte aligned, below 2^48) with a 22-bit tag in the
  * bits it leaves free, the low 6 and the top 16. */
@@ -109,7 +110,14 @@ ax_heap_t *axi_heap_start(void) {
     heap = chunk_new();
   if (!heap)
     return NULL;
-  memset(heap, 0, offsetof(ax_heap_t, full_pending)); /* (not what other threads touch) */
+  /* A heap of a new chunk is the kernel's zeroes: written only as its thread uses it (a
+   * thread that mallocs once touches the first OS pages). One a thread had before is cleared
+   * but for what other threads touch (from full_pending to stats). */
+  if (heap->reused) {
+    memset(heap, 0, offsetof(ax_heap_t, full_pending));
+    memset(&heap->stats, 0, sizeof *heap - offsetof(ax_heap_t, stats));
+  }
+  heap->reused = true;
   ax_atomic_store_relaxed(&heap->full_pending, 0);
   for (unsigned i = 0; i < AX_DIRECT_N; i++)
     heap->direct[i] = &axi_page_empty;

@@ -384,6 +384,7 @@ static ax_segment_t *segment_alloc(ax_heap_t *heap, enum ax_kind kind) {
   unsigned shift = kind_shift(kind), n = (unsigned)(AX_SEGMENT_SIZE >> shift);
   uint64_t dirty = 0;
   ax_segment_t *seg = cache_take();
+  bool fresh = !seg;
   if (seg) {
     uncount_purged(seg);
     axi_thp_apply(seg, AX_SEGMENT_SIZE, kind);
@@ -403,7 +404,10 @@ static ax_segment_t *segment_alloc(ax_heap_t *heap, enum ax_kind kind) {
   seg->used_pages = 0;
   seg->free_mask = all_pages(n);
   seg->dirty_mask = dirty;
-  memset(seg->pages, 0, n * sizeof(ax_page_t));
+  /* A fresh mapping's descriptors are the kernel's zeroes already: writing them would fault
+   * in two more OS pages a thread (issue 39: 8 KiB of a thread's 43). */
+  if (!fresh || AX_TRACKING)
+    memset(seg->pages, 0, n * sizeof(ax_page_t));
   seg->abandoned_next = NULL;
   if (!pagemap_register(seg)) {
     axi_segment_unmap(seg);
@@ -573,9 +577,13 @@ static void abandon(ax_segment_t *seg) {
     uint64_t at = seg->pages[__builtin_ctzll(m)].retired_ms + axi_options.purge_delay_ms;
     due = !due || at < due ? at : due;
   }
+  /* (written only where not zero: a never-used descriptor stays the kernel's zero page) */
   for (unsigned i = 0; i < seg->npages; i++) {
-    seg->pages[i].next = seg->pages[i].prev = NULL;
-    ax_atomic_store_relaxed(&seg->pages[i].xowner, 0); /* every free is remote now */
+    ax_page_t *pg = &seg->pages[i];
+    if (pg->next || pg->prev)
+      pg->next = pg->prev = NULL;
+    if (ax_atomic_load_relaxed(&pg->xowner))
+      ax_atomic_store_relaxed(&pg->xowner, 0); /* every free is remote now */
   }
   ax_atomic_store_relaxed(&seg->owner, 0);
   ax_atomic_store_release(&seg->inbox, 0); /* open: remote frees into it come here now */

@@ -345,14 +345,6 @@ typedef struct ax_heap {
   uint64_t empty_classes;   /* classes whose queue holds empty pages waiting to retire */
   uint64_t next_retire_ms;  /* 0: no empty page waits */
   uint32_t sweep_ticks;     /* slow paths since this thread last looked at the sweep's clock */
-  ax_heap_stats_t stats;
-  ax_cache_t cache;     /* freed blocks of mid-size classes (cache.c) */
-  ax_remote_batch_t rb; /* blocks freed into other threads' pages, not yet published */
-  ax_prof_heap_t prof;  /* heap profiling (prof.c): untouched while it is off */
-  /* checked mode's quarantine (check.c): q_count blocks from quarantine[q_head] on, of
-   * q_bytes in all */
-  uint32_t q_head, q_count;
-  size_t q_bytes;
   /* Read and written by other threads, at any time: heaps are type-stable, and a remote free
    * may add to a heap that its owner left and a new thread is taking over (init does not
    * memset these). */
@@ -375,6 +367,17 @@ typedef struct ax_heap {
   struct ax_prof_memo *prof_memo;
   /* checked mode's quarantine ring, mapped at its first free; kept with the heap (empty) */
   ax_block_t **quarantine;
+  bool reused; /* a thread had it before: the fields around this part need clearing (pool.c) */
+  /* What only its thread touches, and only as it uses it (a thread that mallocs once leaves
+   * these pages untouched: pool.c) */
+  ax_heap_stats_t stats;
+  ax_cache_t cache;     /* freed blocks of mid-size classes (cache.c) */
+  ax_remote_batch_t rb; /* blocks freed into other threads' pages, not yet published */
+  ax_prof_heap_t prof;  /* heap profiling (prof.c): untouched while it is off */
+  /* checked mode's quarantine (check.c): q_count blocks from quarantine[q_head] on, of
+   * q_bytes in all */
+  uint32_t q_head, q_count;
+  size_t q_bytes;
 } ax_heap_t;
 
 /* Is b, of class c, in heap's cache? A read of the structure, for the double-free checks of
