@@ -480,11 +480,9 @@ bool axi_page_reclaim(ax_heap_t *heap) {
     ax_atomic_fetch_and_acq_rel(&page->thread_free, ~AX_TF_FULL);
     axi_page_collect(heap, page);
     if (page->used == 0) {
-      bool last = seg->used_pages == 1;
       page->free = page->local_free = NULL;
-      axi_segment_page_retire(heap, page);
-      if (last)
-        break; /* the segment went to the cache */
+      if (axi_segment_page_retire_keep(heap, page))
+        break; /* the segment went to the cache: another of the heap's has free pages */
     } else {
       heap->stats.adopted_bytes += (uint64_t)axi_page_live(page) * page->block_size;
       axi_page_queue_push(heap, page);

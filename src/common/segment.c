@@ -463,8 +463,10 @@ static void segment_release(ax_heap_t *heap, ax_segment_t *seg) {
 }
 
 /* pre: page is empty (used == 0, no block on any list) and on no queue.
- * post: the page is free in its segment; the segment may be released (do not touch it). */
-void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page) {
+ * post: the page is free in its segment; the segment may be released (do not touch it), but
+ * not when keep: then it stays the heap's, its pages dirty until their purge. post: whether
+ * the segment was released. */
+static bool page_retire(ax_heap_t *heap, ax_page_t *page, bool keep) {
   ax_segment_t *seg = axi_segment_of(page);
   unsigned i = (unsigned)(page - seg->pages);
   uint64_t bit = (uint64_t)1 << i;
@@ -480,12 +482,24 @@ void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page) {
   }
   seg->free_mask |= bit;
   seg->dirty_mask |= bit;
-  if (--seg->used_pages == 0) {
+  if (--seg->used_pages == 0 && !keep) {
     segment_release(heap, seg);
-    return;
+    return true;
   }
   if (!heap->next_purge_ms)
     heap->next_purge_ms = page->retired_ms + axi_options.purge_delay_ms;
+  return false;
+}
+
+void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page) { page_retire(heap, page, false); }
+
+/* As axi_segment_page_retire, but a segment that empties stays the heap's when it is the
+ * heap's only one of its kind with free pages (a reclaim: the thread is about to take a page,
+ * and one of this segment's dirty pages costs no fault). post: whether it was released. */
+bool axi_segment_page_retire_keep(ax_heap_t *heap, ax_page_t *page) {
+  ax_segment_t *seg = axi_segment_of(page);
+  bool only = heap->segs[seg->kind].first == seg && !seg->next;
+  return page_retire(heap, page, only || (!seg->free_mask && !heap->segs[seg->kind].first));
 }
 
 /* Purge the dirty free pages of seg that have been free for the purge delay (all of them if
