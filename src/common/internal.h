@@ -335,6 +335,7 @@ AXI_HIDDEN uintptr_t axi_page_end(const ax_page_t *page);
 AXI_HIDDEN ax_page_t *axi_segment_page_alloc(ax_heap_t *heap, enum ax_kind kind);
 AXI_HIDDEN void axi_segment_page_retire(ax_heap_t *heap, ax_page_t *page);
 AXI_HIDDEN bool axi_segment_page_retire_keep(ax_heap_t *heap, ax_page_t *page);
+AXI_HIDDEN bool axi_segment_keep_on_exit(void);
 AXI_HIDDEN void axi_segmap_set(ax_segment_t *seg, bool on);
 /* Between hold and release no segment is unmapped, moved or joined: one that is still in the
  * segment map and the page map after hold stays mapped until release (its unmapper waits).

@@ -105,6 +105,7 @@ static void thread_exit(void *arg) {
   axi_remote_exit(heap);      /* (a steal ends first; none starts from now on) */
   axi_page_drain(heap, true); /* (from now on senders give our blocks to their pages) */
   axi_cache_flush(heap);
+  heap->keep_empty = axi_segment_keep_on_exit(); /* (abandoned below, for the next thread) */
   axi_pages_collect_all(heap);
   axi_segment_purge(heap, false); /* what is not due yet stays for the next owner a while */
   axi_segment_abandon_all(heap);

@@ -345,6 +345,7 @@ typedef struct ax_heap {
   uint64_t empty_classes;   /* classes whose queue holds empty pages waiting to retire */
   uint64_t next_retire_ms;  /* 0: no empty page waits */
   uint32_t sweep_ticks;     /* slow paths since this thread last looked at the sweep's clock */
+  bool keep_empty; /* the thread exits: its last empty segment of a kind is abandoned, not freed */
   /* Read and written by other threads, at any time: heaps are type-stable, and a remote free
    * may add to a heap that its owner left and a new thread is taking over (init does not
    * memset these). */
