@@ -124,7 +124,7 @@ endif()
 # The programs the `atomics` and `race` tests run (tests/atomics.cmake and this file): all the
 # fixed-atomics aarch64 builds of scripts/test.sh build, instead of the whole tree
 set(ax_race_programs axmalloc axmalloc_static axmalloc_hooks t_atomic t_race_remote t_race_remap
-    t_race_seek t_race_reuse t_sigfork t_prof_cancel t_tsd_late t_cancel t_stack)
+    t_race_seek t_race_reuse t_lock_sleep t_sigfork t_prof_cancel t_tsd_late t_cancel t_stack)
 if(TARGET t_fork_model)
   list(APPEND ax_race_programs t_fork_model)
 endif()
