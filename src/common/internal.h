@@ -484,7 +484,7 @@ AXI_HIDDEN size_t axi_zero_live(void); /* zero-size blocks live now */
 AXI_HIDDEN ax_heap_t *axi_heap_start(void);
 AXI_HIDDEN void axi_heap_bind(ax_heap_t *heap);
 AXI_HIDDEN void axi_heap_exit_key(void (*on_exit)(void *));
-AXI_HIDDEN void axi_heap_put(ax_heap_t *heap);
+AXI_HIDDEN void axi_heap_put(ax_heap_t *heap, bool orphaned);
 AXI_HIDDEN void axi_heap_foreach(void (*fn)(ax_heap_t *, void *), void *arg);
 AXI_HIDDEN ax_heap_t *axi_heap_all(void);
 

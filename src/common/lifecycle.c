@@ -114,7 +114,7 @@ static void thread_exit(void *arg) {
   ax_atomic_fetch_add_relaxed(&axi_stats.heaps_live, (uintptr_t)-1);
   if (axi_tls_heap == heap)
     axi_tls_heap = &axi_heap_empty;
-  axi_heap_put(heap);
+  axi_heap_put(heap, false);
 }
 
 static void fork_prepare(void);
@@ -240,7 +240,7 @@ static void orphan_dead_heaps(void) {
     if (h->active == AX_HEAP_DEAD) {
       axi_stats_merge_heap(h);
       h->active = 0;
-      axi_heap_put(h);
+      axi_heap_put(h, true);
     }
   ax_atomic_fetch_add_relaxed(&axi_stats.heaps_live, (uintptr_t)-dead);
 }

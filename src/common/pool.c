@@ -101,6 +101,20 @@ static ax_heap_t *chunk_new(void) {
  * free of its blocks, its own thread's too, is a remote free, and it keeps no chains. */
 #define AX_TID_GHOST ((uintptr_t)8)
 
+/* The direct table of a heap a thread had: the entries of the classes it had a current page
+ * of back to the empty page. Each entry is its class's current page (page.c, current_update),
+ * so the others are empty already: a thread that used a few small classes costs a few
+ * hundred stores, not 1,025 (wl_thread_churn). */
+static void direct_reset(ax_heap_t *heap) {
+  for (unsigned c = 1; c < AX_CLASSES && axi_class_size(c) <= AX_DIRECT_MAX; c++) {
+    if (heap->current[c] == &axi_page_empty)
+      continue;
+    size_t lo = c == 1 ? 1 : axi_class_size(c - 1) + 1, hi = axi_class_size(c);
+    for (size_t i = lo; i <= hi; i++)
+      heap->direct[i] = &axi_page_empty;
+  }
+}
+
 /* post: a heap for the calling thread, installed in TLS (before anything can call malloc
  * again: axi_heap_bind may calloc); NULL only when the OS has no memory for it. pre: the
  * thread has none (axi_tls_heap is the empty heap). */
@@ -113,18 +127,20 @@ ax_heap_t *axi_heap_start(void) {
   /* A heap of a new chunk is the kernel's zeroes: written only as its thread uses it (a
    * thread that mallocs once touches the first OS pages). One a thread had before is cleared
    * but for what other threads touch (from full_pending to stats): 5 KiB of its 17.6. */
-  if (heap->reused) { /* (the direct table is filled below; a cache row counts up to its n) */
+  if (heap->reused) { /* (a cache row counts up to its n) */
+    direct_reset(heap);
     memset(&heap->rb_last, 0, offsetof(ax_heap_t, full_pending) - offsetof(ax_heap_t, rb_last));
     memset(&heap->stats, 0, sizeof heap->stats);
     heap->cache.last = NULL;
     heap->cache.last_cls = 0;
     memset(heap->cache.n, 0, sizeof heap->cache.n);
     memset(&heap->rb, 0, sizeof *heap - offsetof(ax_heap_t, rb));
+  } else {
+    for (unsigned i = 0; i < AX_DIRECT_N; i++)
+      heap->direct[i] = &axi_page_empty;
   }
   heap->reused = true;
   ax_atomic_store_relaxed(&heap->full_pending, 0);
-  for (unsigned i = 0; i < AX_DIRECT_N; i++)
-    heap->direct[i] = &axi_page_empty;
   for (unsigned c = 0; c < AX_CLASSES; c++)
     heap->current[c] = &axi_page_empty;
   heap->tid = ax_arch_thread_id() | (axi_thread_exited ? AX_TID_GHOST : 0);
@@ -154,8 +170,16 @@ void axi_heap_bind(ax_heap_t *heap) {
     pthread_setspecific(exit_key, heap); /* (may calloc: the heap is installed) */
 }
 
-/* A heap its thread left, back to the pool. pre: none of the heap's fields is in use. */
-void axi_heap_put(ax_heap_t *heap) { pool_push(heap, heap); }
+/* A heap its thread left, back to the pool. pre: none of the heap's fields is in use. A
+ * heap of a thread that vanished in a fork (orphaned: true) may have stopped inside a
+ * current_update, between a class's current page and its direct entries: its direct table is
+ * emptied whole here, since direct_reset trusts the current pages. */
+void axi_heap_put(ax_heap_t *heap, bool orphaned) {
+  if (orphaned)
+    for (unsigned i = 0; i < AX_DIRECT_N; i++)
+      heap->direct[i] = &axi_page_empty;
+  pool_push(heap, heap);
+}
 
 /* Calls fn on every heap in use (racy reads: statistics, the double-free seek). */
 void axi_heap_foreach(void (*fn)(ax_heap_t *, void *), void *arg) {
