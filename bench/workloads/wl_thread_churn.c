@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wl_blocks.h"
 #include "wl_stats.h"
 
 #define STACK_SIZE (64u << 10)
@@ -42,57 +43,14 @@
 #define MIN_SIZE 16  /* a header and the handed-over checksum */
 #define MAX_SIZE 256 /* sizes are uniform in [MIN_SIZE, MAX_SIZE] */
 
-typedef struct block {
-  uint32_t size;
-  uint32_t tag;
-} block;
-
 static unsigned long allocs_per_thread, alive, half_alive;
 static sem_t *go_on; /* go_on[i % alive]: thread i may go on (thread i + half_alive started) */
 
-static void die(const char *msg) {
-  fprintf(stderr, "wl_thread_churn: FAILED: %s\n", msg);
-  exit(1);
-}
-
-static inline uint64_t xorshift64(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-
-/* Never 0: a block zeroed by mistake shows. */
-static inline unsigned char fill_byte(uint32_t tag) { return (unsigned char)(tag >> 24) | 1; }
-
-/* A block of random size; its bytes from `from` on are filled with its tag's byte. */
 static block *new_block(uint64_t *rng, size_t from) {
-  uint64_t r = xorshift64(rng);
-  size_t size = MIN_SIZE + (size_t)(r % (MAX_SIZE - MIN_SIZE + 1));
-  block *b = malloc(size);
-  if (b == NULL)
-    die("malloc returned NULL");
-  b->size = (uint32_t)size;
-  b->tag = (uint32_t)(r >> 32);
-  memset((unsigned char *)b + from, fill_byte(b->tag), size - from);
-  return b;
+  return block_new(rng, MIN_SIZE, MAX_SIZE, from);
 }
-
-/* Verify (from byte `from` on) and free a block; return its contribution to the checksum. */
 static uint64_t retire_block(block *b, size_t from) {
-  size_t size = b->size;
-  if (size < MIN_SIZE || size > MAX_SIZE)
-    die("block header corrupted");
-  const unsigned char *p = (const unsigned char *)b, want = fill_byte(b->tag);
-  unsigned char diff = 0;
-  for (size_t i = from; i < size; i++) /* no early exit: vectorizable */
-    diff |= (unsigned char)(p[i] ^ want);
-  if (diff)
-    die("block contents corrupted");
-  uint64_t c = size + (b->tag & 0xffff);
-  free(b);
-  return c;
+  return block_retire(b, MIN_SIZE, MAX_SIZE, from);
 }
 
 /* The handed-over block: header, this thread's checksum, then the fill. */
@@ -131,29 +89,6 @@ static void *worker(void *arg) {
   return handed;
 }
 
-/* Resident set size in bytes (Linux /proc), 0 if unknown. */
-static uint64_t rss_bytes(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  unsigned long long size, resident = 0;
-  if (f == NULL)
-    return 0;
-  if (fscanf(f, "%llu %llu", &size, &resident) != 2)
-    resident = 0;
-  fclose(f);
-  return resident * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
-static unsigned long parse_arg(const char *s, unsigned long lo, unsigned long hi) {
-  char *end;
-  unsigned long v = strtoul(s, &end, 10);
-  if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "wl_thread_churn: bad argument '%s' (want %lu..%lu)\n", s, lo, hi);
-    fprintf(stderr, "usage: wl_thread_churn [total [alive [allocs]]]\n");
-    exit(2);
-  }
-  return v;
-}
-
 /* Start thread i in *tid; tell the thread half_alive older that it may go on (all those
  * still waiting when i is the last thread). */
 static void start_thread(pthread_t *tid, const pthread_attr_t *attr, unsigned long i,
@@ -173,10 +108,13 @@ static void start_thread(pthread_t *tid, const pthread_attr_t *attr, unsigned lo
       sem_post(&go_on[j % alive]);
 }
 
+#define USAGE "[total [alive [allocs]]]"
+
 int main(int argc, char **argv) {
-  unsigned long total = argc > 1 ? parse_arg(argv[1], 1, 1UL << 32) : 10000;
-  alive = argc > 2 ? parse_arg(argv[2], 1, 100000) : 256;
-  allocs_per_thread = argc > 3 ? parse_arg(argv[3], 0, 1UL << 40) : 200;
+  wl_name = "wl_thread_churn";
+  unsigned long total = argc > 1 ? parse_arg(argv[1], 1, 1UL << 32, USAGE) : 10000;
+  alive = argc > 2 ? parse_arg(argv[2], 1, 100000, USAGE) : 256;
+  allocs_per_thread = argc > 3 ? parse_arg(argv[3], 0, 1UL << 40, USAGE) : 200;
   if (alive > total)
     alive = total;
   half_alive = alive / 2;

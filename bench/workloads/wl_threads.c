@@ -31,14 +31,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wl_blocks.h"
 #include "wl_stats.h"
 
 #define STACK_SIZE (64u << 10)
-
-typedef struct block {
-  uint32_t size;
-  uint32_t tag;
-} block;
 
 typedef struct {
   uint64_t sum;        /* sizes and tags of the blocks freed, plus replacements */
@@ -52,48 +48,9 @@ static unsigned long replacements;
 static thread_result *results;
 static pthread_barrier_t peak, release;
 
-static void die(const char *msg) {
-  fprintf(stderr, "wl_threads: FAILED: %s\n", msg);
-  exit(1);
-}
-
-static inline uint64_t xorshift64(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-
-/* Never 0: a block zeroed by mistake shows. */
-static inline unsigned char fill_byte(uint32_t tag) { return (unsigned char)(tag >> 24) | 1; }
-
-static block *new_block(uint64_t *rng) {
-  uint64_t r = xorshift64(rng);
-  size_t size = min_size + (size_t)(r % (max_size - min_size + 1));
-  block *b = malloc(size);
-  if (b == NULL)
-    die("malloc returned NULL");
-  b->size = (uint32_t)size;
-  b->tag = (uint32_t)(r >> 32);
-  memset(b + 1, fill_byte(b->tag), size - sizeof *b);
-  return b;
-}
-
-/* Verify and free a block; return its contribution to the checksum. */
+static block *new_block(uint64_t *rng) { return block_new(rng, min_size, max_size, sizeof(block)); }
 static uint64_t retire_block(block *b) {
-  size_t size = b->size;
-  if (size < min_size || size > max_size)
-    die("block header corrupted");
-  const unsigned char *p = (const unsigned char *)(b + 1), want = fill_byte(b->tag);
-  unsigned char diff = 0;
-  for (size_t i = 0; i < size - sizeof *b; i++) /* no early exit: vectorizable */
-    diff |= (unsigned char)(p[i] ^ want);
-  if (diff)
-    die("block contents corrupted");
-  uint64_t c = size + (b->tag & 0xffff);
-  free(b);
-  return c;
+  return block_retire(b, min_size, max_size, sizeof(block));
 }
 
 static void *worker(void *arg) {
@@ -123,41 +80,21 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-/* Resident set size in bytes (Linux /proc), 0 if unknown. */
-static uint64_t rss_bytes(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  unsigned long long size, resident = 0;
-  if (f == NULL)
-    return 0;
-  if (fscanf(f, "%llu %llu", &size, &resident) != 2)
-    resident = 0;
-  fclose(f);
-  return resident * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
 static double seconds_since(const struct timespec *t0) {
   struct timespec t1;
   clock_gettime(CLOCK_MONOTONIC, &t1);
   return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
-static unsigned long parse_arg(const char *s, unsigned long lo, unsigned long hi) {
-  char *end;
-  unsigned long v = strtoul(s, &end, 10);
-  if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "wl_threads: bad argument '%s' (want %lu..%lu)\n", s, lo, hi);
-    fprintf(stderr, "usage: wl_threads [threads [slots [replacements [min_size [max_size]]]]]\n");
-    exit(2);
-  }
-  return v;
-}
+#define USAGE "[threads [slots [replacements [min_size [max_size]]]]]"
 
 int main(int argc, char **argv) {
-  nthreads = argc > 1 ? (unsigned)parse_arg(argv[1], 1, 100000) : 1024;
-  nslots = argc > 2 ? parse_arg(argv[2], 1, 1UL << 24) : 64;
-  replacements = argc > 3 ? parse_arg(argv[3], 0, 1UL << 40) : 5000;
-  min_size = argc > 4 ? parse_arg(argv[4], sizeof(block), 1UL << 30) : 16;
-  max_size = argc > 5 ? parse_arg(argv[5], min_size, 1UL << 31) : 256;
+  wl_name = "wl_threads";
+  nthreads = argc > 1 ? (unsigned)parse_arg(argv[1], 1, 100000, USAGE) : 1024;
+  nslots = argc > 2 ? parse_arg(argv[2], 1, 1UL << 24, USAGE) : 64;
+  replacements = argc > 3 ? parse_arg(argv[3], 0, 1UL << 40, USAGE) : 5000;
+  min_size = argc > 4 ? parse_arg(argv[4], sizeof(block), 1UL << 30, USAGE) : 16;
+  max_size = argc > 5 ? parse_arg(argv[5], min_size, 1UL << 31, USAGE) : 256;
 
   size_t stack = STACK_SIZE;
   long stack_min = sysconf(_SC_THREAD_STACK_MIN);
