@@ -478,7 +478,10 @@ static void steal_from(ax_heap_t *heap) {
     ax_compiler_fence(); /* (closed before the CAS: as slot_publish) */
     publishes += send_to(s->to, s->head, s->tail);
   }
-  heap->rb.open = heap->rb.older = 0;
+  /* (atomic stores, one plain store each: the holder's malloc peeks at open, which TSan would
+   * take for a race with a stealer whose stack it could not restore) */
+  ax_poke(&heap->rb.open, 0);
+  ax_poke(&heap->rb.older, 0);
   ax_atomic_fetch_add_relaxed(&axi_stats.remote_frees, blocks);
   ax_atomic_fetch_add_relaxed(&axi_stats.remote_publishes, publishes);
   ax_atomic_fetch_add_relaxed(&axi_stats.remote_steals, batches);
