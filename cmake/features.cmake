@@ -6,11 +6,11 @@
 #                   running on axmalloc itself. Needs Debian's valgrind headers
 #                   (<valgrind/memcheck.h>). OFF: the hooks compile to nothing.
 #   AX_CHECKED=ON   checked mode always on (as AXMALLOC_CHECK=1 at run time): canaries,
-#                   free patterns, validated free lists, every double free (src/common/check.c).
+#                   free patterns, validated free lists, every double free (src/common/modes/check.c).
 option(AX_VALGRIND "Valgrind memcheck client requests (track.h)" OFF)
 option(AX_CHECKED "Checked mode always on (check.c), as AXMALLOC_CHECK=1" OFF)
 
-target_sources(axmalloc_objects PRIVATE ${PROJECT_SOURCE_DIR}/src/common/check.c)
+target_sources(axmalloc_objects PRIVATE ${PROJECT_SOURCE_DIR}/src/common/modes/check.c)
 
 if(AX_VALGRIND)
   # the headers cover both architectures

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # placeholder: filled in by issue 5/6 work
 
-# ---- checked mode (src/common/check.c) ------------------------------------------------
+# ---- checked mode (src/common/modes/check.c) ------------------------------------------------
 # t_check: every detection (overflow, double free, use after free, corrupted free list)
 # for small/medium/large/huge blocks and cross-thread frees, each in a forked child that
 # must die of SIGABRT with the exact message (t_check.c checks both). In an AX_CHECKED=ON
@@ -40,7 +40,7 @@ endforeach()
 
 # ---- the default build's cheap checks (tests/t_badfree.c) ------------------------------
 # t_badfree (registered in api.cmake) also corrupts segment headers and page descriptors:
-# it reads their layout from src/common/internal.h.
+# it reads their layout from src/common/types.h.
 target_include_directories(t_badfree PRIVATE ${PROJECT_SOURCE_DIR}/src/common
                            ${PROJECT_SOURCE_DIR}/src/arch/${AX_ARCH})
 # t_full_pages, t_cache and t_free_filter read page descriptors the same way
@@ -54,7 +54,7 @@ endforeach()
 # lists, abandoned segments, huge and zero-size blocks), freed again by the owner, the first
 # freer, a third thread and a thread without a heap, each cell in a forked child whose every
 # malloc is checked against a shadow set of the live blocks; it reads the places through
-# internal.h. The default mode's: it skips itself (77) in checked mode and while tagging; the
+# types.h. The default mode's: it skips itself (77) in checked mode and while tagging; the
 # profiler's passes leave it out (noprof, paths.cmake) and t_df_model.prof runs the places the
 # profiler adds (the block aside, a sampled block's slot), sampling paused or every byte.
 ax_test(t_df_model SOURCES t_df_model.c)

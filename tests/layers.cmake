@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# The core's layers (src/common/internal.h): t_layers.py reads the library's objects with nm
+# The core's layers (docs/design): t_layers.py reads the library's objects with nm
 # and fails when a lower layer uses a symbol a higher one defines (but for the exceptions it
 # names), or when the call graph has a circle of more than a handful of files.
 find_package(Python3 COMPONENTS Interpreter QUIET)

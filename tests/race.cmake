@@ -42,7 +42,7 @@ endfunction()
 
 ax_hook_test(t_race_remote SOURCES t_race_remote.c)
 ax_hook_test(t_race_remap SOURCES t_race_remap.c)
-# (these two read the layout of segments, pages and heaps from src/common/internal.h)
+# (these two read the layout of segments, pages and heaps from src/common/types.h)
 ax_hook_test(t_race_seek SOURCES t_race_seek.c)
 ax_hook_test(t_race_reuse SOURCES t_race_reuse.c ARGS trim)
 add_test(NAME t_race_reuse.sweep COMMAND t_race_reuse sweep)

@@ -4,7 +4,7 @@
  * (<p> as %p prints it), and a stray write over a segment header or a page descriptor
  * that the next free or page allocation sees aborts with
  *   axmalloc: corrupted segment metadata at <header or descriptor>
- * (the metadata modes use the layout from src/common/internal.h). Each case runs in a forked child
+ * (the metadata modes use the layout from src/common/pagemap.h). Each case runs in a forked child
  * (so it also works under qemu-user, which has no exec of foreign binaries) whose stderr is
  * captured through a pipe; the parent checks that the child died of SIGABRT and printed the exact
  * message.
@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "pagemap.h"
 #include "testutil.h"
 
 void free_sized(void *p, size_t size); /* C23; glibc 2.36 does not declare it */

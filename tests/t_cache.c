@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The heap's cache of freed mid-size blocks (src/common/cache.c; white-box: reads page
- * descriptors through src/common/internal.h). A local free of a block of 1,280 B .. 256 KiB
+ * descriptors through src/common/pagemap.h). A local free of a block of 1,280 B .. 256 KiB
  * goes on its class's stack, the next malloc of the class takes it back; the stack is
  * bounded; a second free of a cached block is a double free; calloc zeroes a cached block;
  * trim and thread exit give every cached block back to its page. */
@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "pagemap.h"
 #include "testutil.h"
 
 static ax_page_t *page_of(const void *p) { return axi_page_of(axi_segment_of(p), p); }
@@ -23,7 +23,7 @@ static bool cached_page(const void *p) {
   return (ax_atomic_load_relaxed(&page_of(p)->xowner) & AX_OWNER_CACHED) != 0;
 }
 
-/* The bounds in internal.h are the classes they name. */
+/* The bounds in types.h are the classes they name. */
 static void test_bounds(void) {
   CHECK(AX_CACHE_FIRST == axi_class_of(AX_DIRECT_MAX + 1));
   CHECK(axi_class_size(AX_CACHE_FIRST - 1) == AX_DIRECT_MAX);

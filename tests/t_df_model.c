@@ -3,7 +3,7 @@
  * freed block can wait, then freed again from each kind of thread; every second free must be
  * reported as "axmalloc: free(): double free <p>", and no block may ever be handed out twice.
  * White-box: the places are confirmed by reading the heaps, batches, inboxes and page lists
- * through src/common/internal.h before the second free.
+ * through src/common/list.h before the second free.
  *
  *   places (where the first free leaves the block; head, mid, tail: its position in a list)
  *     batch.*       the first freer's open batch to the owner (remote.c)
@@ -72,7 +72,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "huge.h"
+#include "list.h"
+#include "pagemap.h"
 #include "testutil.h"
 
 /* Cells the design cannot see, each with the reason (docs/design.md, "Double frees of blocks

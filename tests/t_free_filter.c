@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* free()'s double-free filter (axi_looks_free in src/common/internal.h; white-box): a block
+/* free()'s double-free filter (axi_looks_free in src/common/list.h; white-box): a block
  * whose first word, decoded with its page's key, has its top 16 bits clear may be free already
  * and takes the full check; every other block is pushed at once. So:
  *   - every block on a page's lists passes the filter (a double free of it is looked for);
@@ -10,7 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "list.h"
+#include "pagemap.h"
 #include "testutil.h"
 
 static ax_page_t *page_of(const void *p) { return axi_page_of(axi_segment_of(p), p); }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Full pages and the page in front of their class's queue (white-box: reads page
- * descriptors through src/common/internal.h). A local free into a full page, while the page
+ * descriptors through src/common/pagemap.h). A local free into a full page, while the page
  * in front has nothing left to hand out, swaps the two at once: the freed block's page
  * serves the next malloc and the exhausted one is parked in the full list. When a remote
  * free has just reached the exhausted page, it is not parked: it keeps its block for a
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "pagemap.h"
 #include "testutil.h"
 
 #define SIZE 1024 /* a class the heap's cache (cache.c) leaves to the pages */

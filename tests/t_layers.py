@@ -20,7 +20,7 @@ import sys
 
 LAYERS = [
     ("arch", ["cpu_*", "bulk_*"]),  # src/arch/<arch>: CPU features and the bulk kernels
-    ("base", ["state.c", "options.c", "print.c", "os.c", "lock.c", "bulk.c"]),
+    ("base", ["atomic.c", "state.c", "options.c", "print.c", "os.c", "lock.c", "bulk.c", "hooks.c"]),
     ("maps", ["pagemap.c"]),
     ("segments", ["thp.c", "segment.c"]),
     ("blocks", ["list.c", "huge.c", "zero.c"]),
@@ -34,28 +34,17 @@ LAYERS = [
     ("lifecycle", ["lifecycle.c"]),
     ("entry", ["ptr.c", "alloc.c", "free.c", "override.c", "stats.c", "ctl.c", "new_delete.cc",
                "cxx_replaced.c"]),
-    ("test-only", ["hooks.c", "validate.c"]),  # the hooks build's (tests/race.cmake)
+    ("test-only", ["validate.c"]),  # the hooks build's (tests/race.cmake)
 ]
 
 # (user, symbol): why a lower layer may use it.
 ALLOWED = {
-    # internal.h: every object refers to alloc.o, free.o and stats.o, so that a static link
+    # linkage.h: every object refers to alloc.o, free.o and stats.o, so that a static link
     # takes all of axmalloc or none of it (t_linkorder) and the report at exit; markers, not
     # calls
     ("*", "axi_link_alloc_o"): "link marker",
     ("*", "axi_link_free_o"): "link marker",
     ("*", "axi_link_stats_o"): "link marker",
-    # checked mode's free pattern written as a page carves fresh blocks (page_extend): the
-    # one place a mode reaches into the page layer's carving, behind axi_checked
-    ("page.c", "axi_check_carve"): "checked mode's carve hook",
-    # the leak checker's scan at exit reads mapped memory while other threads run: in leak
-    # mode an unmap, mremap or move waits while it runs (behind axi_leaks)
-    ("os.c", "axi_leak_hold"): "the leak scan's hold on unmaps",
-    ("os.c", "axi_leak_release"): "the leak scan's hold on unmaps",
-    # checked mode's stacks: one malloc and free at start-up, through the entry points, so that
-    # their walks' frames are known before libgcc's registry frees under its lock (lifecycle.c)
-    ("lifecycle.c", "ax_malloc"): "checked mode's stack walks warmed up",
-    ("lifecycle.c", "ax_free"): "checked mode's stack walks warmed up",
 }
 MAX_CIRCLE = 2  # new_delete.cc and cxx_replaced.c: the C++ operators and their replacement probe
 

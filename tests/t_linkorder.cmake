@@ -8,7 +8,7 @@
 # The right order links, and the program runs on axmalloc; libc named before axmalloc (libaxmalloc.a or axmalloc.o) must fail
 # with a duplicate definition of malloc, never produce a program in which glibc's malloc
 # and axmalloc's objects are mixed. (Every object of axmalloc pulls in alloc.o, which
-# defines malloc: see axi_pull_alloc in src/common/internal.h.)
+# defines malloc: see src/common/linkage.h.)
 file(MAKE_DIRECTORY ${AX_WORK})
 function(try_link name expect_ok)
   execute_process(COMMAND ${AX_CC} -static -I${AX_INCLUDE} ${AX_SRC} ${ARGN} -pthread

@@ -20,8 +20,8 @@
 #include <sys/mman.h>
 
 #include "hooks.h"
-#include "internal.h"
 #include "testutil.h"
+#include "types.h"
 
 #define MIB ((size_t)1 << 20)
 #define SIZE (8 * MIB)

@@ -37,7 +37,7 @@
 #include <time.h>
 
 #include "hooks.h"
-#include "internal.h"
+#include "pagemap.h"
 #include "testutil.h"
 
 #define LARGE (512 << 10) /* R's first block: a heap without segments of small pages */

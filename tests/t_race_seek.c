@@ -29,7 +29,8 @@
 #include <unistd.h>
 
 #include "hooks.h"
-#include "internal.h"
+#include "list.h"
+#include "pagemap.h"
 #include "testutil.h"
 
 #define LARGE (512 << 10) /* a large class: one page per segment, x alone in it */

@@ -12,7 +12,22 @@
 #include <string.h>
 
 #include "bulk.h"
-#include "internal.h"
+#include "cache.h"
+#include "heap.h"
+#include "huge.h"
+#include "lifecycle.h"
+#include "list.h"
+#include "modes/check.h"
+#include "modes/leak.h"
+#include "modes/mte.h"
+#include "modes/prof.h"
+#include "page.h"
+#include "pagemap.h"
+#include "ptr.h"
+#include "remote.h"
+#include "segment.h"
+#include "state.h"
+#include "zero.h"
 
 /* ---- malloc ------------------------------------------------------------------------- */
 
@@ -390,10 +405,26 @@ void *axi_new_array(size_t n) {
   return ax_unlikely(axi_checked) ? checked_new_array(n) : ax_malloc(n);
 }
 
+/* ---- constructors run ---------------------------------------------------------------- */
+
+/* Constructors run: the profiler may walk stacks from now on (prof.c). The options are read
+ * first (a static program's first malloc may come later than this). */
+__attribute__((constructor)) static void process_ready(void) {
+  axi_heap_get();
+  axi_prof_ready();
+  if (axi_leaks || axi_check_stacks)
+    axi_leak_ready();
+  /* checked mode's stacks: the walk from a free (and a malloc) looked up once here, so that a
+   * free inside libgcc's registry of unwind tables, which holds the lock a lookup takes, finds
+   * its frames known (prof_unwind.c, in_registry) */
+  if (axi_check_stacks)
+    ax_free(ax_malloc(16));
+}
+
 /* ---- the standard names ------------------------------------------------------------- */
 /* Aliases, not wrappers: malloc *is* ax_malloc, with no extra call or jump. free and cfree
  * are in free.c, the rest of the family (valloc, mallinfo2, malloc_trim, ...) in override.c. */
-const char axi_link_alloc_o; /* (internal.h: every object refers to it) */
+const char axi_link_alloc_o; /* (linkage.h: every object refers to it) */
 
 #define AX_ALIAS(target) __attribute__((alias(#target), visibility("default"), used))
 void *malloc(size_t n) AX_ALIAS(ax_malloc);

@@ -24,6 +24,7 @@
 #define AXI_LIBC_SINGLE_THREADED() false
 #endif
 
+/* atomic.c */
 __attribute__((visibility("hidden"))) extern bool axi_force_mt;
 __attribute__((visibility("hidden"))) extern bool axi_forked; /* we are a fork child */
 

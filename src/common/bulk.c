@@ -15,7 +15,10 @@
 
 #include "arch_bulk.h"
 #include "bulk.h"
-#include "internal.h"
+
+#include "options.h"
+#include "print.h"
+#include "state.h"
 
 typedef void (*zero_fn)(void *p, size_t n);
 typedef void (*copy_fn)(void *dst, const void *src, size_t n);

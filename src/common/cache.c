@@ -20,7 +20,14 @@
  * key, so free()'s double-free filter sends a second free of it to axi_double_free_check, which
  * looks here too (axi_cache_has). Never in checked mode: no page has AX_OWNER_CACHED there.
  */
-#include "internal.h"
+#include "cache.h"
+
+#include "list.h"
+#include "page.h"
+#include "pagemap.h"
+#include "print.h"
+#include "remote.h"
+#include "state.h"
 
 /* axi_class_of as a constant expression (GCC folds __builtin_clzl of a constant), for the
  * sizes above 128 B; the table's bucket i holds the sizes (256 i, 256 (i + 1)]. */

@@ -12,7 +12,15 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "lifecycle.h"
+#include "modes/prof.h"
+#include "options.h"
+#include "page.h"
+#include "pagemap.h"
+#include "pool.h"
+#include "remote.h"
+#include "segment.h"
+#include "state.h"
 
 #define AX_STR_(x) #x
 #define AX_STR(x) AX_STR_(x)

@@ -9,8 +9,22 @@
  */
 #include <errno.h>
 
+#include "cache.h"
 #include "cxx_ops.h"
-#include "internal.h"
+#include "huge.h"
+#include "lifecycle.h"
+#include "list.h"
+#include "modes/check.h"
+#include "modes/leak.h"
+#include "modes/prof.h"
+#include "page.h"
+#include "pagemap.h"
+#include "print.h"
+#include "ptr.h"
+#include "remote.h"
+#include "segment.h"
+#include "state.h"
+#include "zero.h"
 
 /* Push b on the owner's local_free (b passed the checks). */
 static inline void push_local(ax_page_t *page, ax_block_t *b) {
@@ -209,7 +223,7 @@ void axi_delete_array_sized(void *p, size_t size) {
   free_block("operator delete[]", p, size, AX_SIZED_EXACT, AX_DEALLOC_DELETE_ARRAY);
 }
 
-const char axi_link_free_o; /* (internal.h: every object refers to it) */
+const char axi_link_free_o; /* (linkage.h: every object refers to it) */
 
 #define AX_ALIAS(target) __attribute__((alias(#target), visibility("default"), used))
 void free(void *p) AX_ALIAS(ax_free);

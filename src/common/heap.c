@@ -7,7 +7,15 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "heap.h"
+
+#include "cache.h"
+#include "hooks.h"
+#include "huge.h"
+#include "page.h"
+#include "remote.h"
+#include "segment.h"
+#include "state.h"
 
 /* ---- trim and refused mappings ---------------------------------------------------------- */
 

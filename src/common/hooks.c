@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Test stop points (hooks.h): compiled into axmalloc_hooks only (AX_TEST_HOOKS=1). */
-#include "internal.h"
+/* Test stop points (hooks.h): the dispatcher every AX_HOOK calls, in the base layer so that any
+ * layer may name a point. Compiled into axmalloc_hooks only (AX_TEST_HOOKS=1); the tests' own
+ * views of the allocator are in validate.c. */
+#include "hooks.h"
+
+#include "atomic.h"
 
 #if AX_TEST_HOOKS
 static ax_hook_fn hook;
@@ -12,8 +16,4 @@ void axi_hook(enum ax_hook_point at, const void *arg) {
   if (fn)
     fn(at, arg);
 }
-
-int ax_test_segmap_has(const void *seg) { return axi_segmap_has((uintptr_t)seg); }
-
-int ax_test_checked(void) { return axi_checked; }
 #endif

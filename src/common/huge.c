@@ -8,8 +8,16 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "huge.h"
+
 #include "bulk.h"
-#include "internal.h"
+#include "hooks.h"
+#include "lock.h"
+#include "os.h"
+#include "segment.h"
+#include "state.h"
+#include "thp.h"
+#include "track.h"
 
 /* Cached mappings stay resident until unused for the purge delay. Large entries are
  * worth it: wl_bigbuf (2 threads, 64 MiB buffers prefaulted and copied, 4 rounds) pays

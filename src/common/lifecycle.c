@@ -14,8 +14,27 @@
 #include <pthread.h>
 #include <sys/auxv.h>
 
+#include "lifecycle.h"
+
 #include "bulk.h"
-#include "internal.h"
+#include "cache.h"
+#include "heap.h"
+#include "hooks.h"
+#include "huge.h"
+#include "lock.h"
+#include "modes/check.h"
+#include "modes/leak.h"
+#include "modes/mte.h"
+#include "modes/prof.h"
+#include "options.h"
+#include "os.h"
+#include "page.h"
+#include "pool.h"
+#include "print.h"
+#include "remote.h"
+#include "segment.h"
+#include "state.h"
+#include "thp.h"
 
 /* ---- process init ------------------------------------------------------------------ */
 
@@ -39,6 +58,8 @@ static void process_init(void) {
     axi_write("axmalloc: memory tagging is not available with checked mode: off\n");
   axi_mte_init(mte && !axi_checked);
   axi_bulk_init();
+  if (axi_checked)
+    axi_seams.carve = axi_check_carve; /* (page.c) */
   axi_leak_init(); /* after checked mode and tagging, which rule it out (or keep stacks) */
   axi_prof_init(); /* after those three, which rule it out */
   axi_malloc_hooked = axi_prof_on || axi_leaks;
@@ -79,20 +100,6 @@ static void init_once(void) {
     process_init();
     axi_once_done(&init_state); /* (no system call unless one sleeps) */
   }
-}
-
-/* Constructors run: the profiler may walk stacks from now on (prof.c). The options are read
- * first (a static program's first malloc may come later than this). */
-__attribute__((constructor)) static void process_ready(void) {
-  axi_heap_get();
-  axi_prof_ready();
-  if (axi_leaks || axi_check_stacks)
-    axi_leak_ready();
-  /* checked mode's stacks: the walk from a free (and a malloc) looked up once here, so that a
-   * free inside libgcc's registry of unwind tables, which holds the lock a lookup takes, finds
-   * its frames known (prof_unwind.c, in_registry) */
-  if (axi_check_stacks)
-    ax_free(ax_malloc(16));
 }
 
 /* ---- thread start and exit ------------------------------------------------------------ */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Block lists: a page's free lists read as lists, for the checks of the slow paths. Every
- * link is encoded with its page's key (the inline helpers in internal.h); a link out of the
+ * link is encoded with its page's key (the inline helpers in list.h); a link out of the
  * page is never followed. */
-#include "internal.h"
+#include "list.h"
 
 /* Is b on list, one of page's free lists? Stops at a link out of the page: a list another
  * thread may take meanwhile (thread_free) is read safely, if not exactly. */

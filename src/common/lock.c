@@ -11,7 +11,10 @@
  * threads a short spin, not their time slices (issue 39: 1,024 threads on two cores, 92% of
  * the time spinning).
  */
-#include "internal.h"
+#include "lock.h"
+
+#include "hooks.h"
+#include "os.h"
 
 void axi_lock_wait(ax_lock_t *l) {
   for (unsigned spins = 0; spins < AX_LOCK_SPINS; spins++) {

@@ -30,7 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "options.h"
+
+#include "hooks.h"
+#include "print.h"
+#include "state.h"
 
 #ifndef AX_CHECKED
 #define AX_CHECKED 0
@@ -54,7 +58,7 @@ typedef struct option {
 
 #define WORDS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-/* Every option, indexed by enum axi_option (internal.h), listed in that order.
+/* Every option, indexed by enum axi_option (options.h), listed in that order.
  *
  * Adding one is a few lines: its id in enum axi_option (before AXI_OPTION_COUNT, where it
  * sorts), a row here, and axi_option_num/axi_option_str where it is used. A row names the

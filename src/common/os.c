@@ -16,7 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "os.h"
+
+#include "state.h"
 
 /* ---- mappings ---------------------------------------------------------------------- */
 
@@ -89,14 +91,15 @@ bool axi_os_commit(void *p, size_t size) {
 }
 
 /* In leak mode the checker's scan at exit reads what is mapped while other threads run: an
- * unmap, and a resize or move of a mapping, waits while it runs (leak.c, axi_leak_hold). */
+ * unmap, and a resize or move of a mapping, waits while it runs (leak.c's axi_leak_hold, through
+ * its seam: state.h). */
 void axi_os_unmap(void *p, size_t size) {
-  bool held = axi_leaks != 0;
+  bool held = axi_seams.unmap_hold != NULL;
   if (held)
-    axi_leak_hold(NULL);
+    axi_seams.unmap_hold(NULL);
   unmap(p, size);
   if (held)
-    axi_leak_release();
+    axi_seams.unmap_release();
 }
 
 /* pre: size a multiple of the OS page; align a power of two >= AX_SEGMENT_SIZE; off a
@@ -133,14 +136,14 @@ void *axi_os_map_aligned(size_t size, size_t align, size_t off) {
 /* Grow or shrink a mapping in place. post: true when it now spans new_size bytes; false
  * with the mapping untouched when the kernel cannot do it without moving. */
 bool axi_os_remap(void *p, size_t old_size, size_t new_size) {
-  bool held = axi_leaks != 0; /* (see axi_os_unmap) */
+  bool held = axi_seams.unmap_hold != NULL; /* (see axi_os_unmap) */
   if (held)
-    axi_leak_hold(NULL);
+    axi_seams.unmap_hold(NULL);
   int saved = errno;
   void *q = mremap(p, old_size, new_size, 0);
   errno = saved;
   if (held)
-    axi_leak_release();
+    axi_seams.unmap_release();
   ax_atomic_fetch_add_relaxed(&axi_stats.mremap_calls, 1);
   return q != MAP_FAILED;
 }
@@ -149,14 +152,14 @@ bool axi_os_remap(void *p, size_t old_size, size_t new_size) {
  * page tables move, no byte is copied. The old range is given back to the OS by this call.
  * post: true on success; false with both mappings untouched. */
 bool axi_os_move(void *p, size_t old_size, size_t new_size, void *target) {
-  bool held = axi_leaks != 0; /* (see axi_os_unmap) */
+  bool held = axi_seams.unmap_hold != NULL; /* (see axi_os_unmap) */
   if (held)
-    axi_leak_hold(NULL);
+    axi_seams.unmap_hold(NULL);
   int saved = errno;
   void *q = mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target);
   errno = saved;
   if (held)
-    axi_leak_release();
+    axi_seams.unmap_release();
   ax_atomic_fetch_add_relaxed(&axi_stats.mremap_calls, 1);
   return q != MAP_FAILED;
 }

@@ -14,7 +14,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "heap.h"
+#include "modes/check.h"
+#include "modes/prof.h"
+#include "page.h"
+#include "print.h"
+#include "segment.h"
+#include "state.h"
 
 #define AX_EXPORT __attribute__((visibility("default")))
 

@@ -10,8 +10,18 @@
 #include <errno.h>
 #include <string.h>
 
+#include "page.h"
+
 #include "bulk.h"
-#include "internal.h"
+#include "hooks.h"
+#include "huge.h"
+#include "list.h"
+#include "os.h"
+#include "pagemap.h"
+#include "print.h"
+#include "remote.h"
+#include "segment.h"
+#include "state.h"
 
 /* ---- queues and the direct table ----------------------------------------------------- */
 
@@ -358,8 +368,8 @@ static bool page_extend(ax_heap_t *heap, ax_page_t *page) {
     b = next;
   }
   axi_set_link(page, b, NULL);
-  if (ax_unlikely(axi_checked))
-    axi_check_carve(page, (ax_block_t *)start, n);
+  if (ax_unlikely(axi_seams.carve != NULL)) /* checked mode */
+    axi_seams.carve(page, (ax_block_t *)start, n);
   page->free = (ax_block_t *)start;
   axi_page_set_capacity(page, page->capacity + n);
   page->refill += n;
@@ -659,7 +669,7 @@ void *axi_page_malloc(ax_heap_t *heap, size_t size, bool zero) {
  * or the page stops being current (settle). Grants are made and settled on slow paths only
  * (malloc's, current_update's, trim's), and nothing else lengthens a granted list. */
 
-/* axi_page_prof_settle (internal.h) of a grant with blocks left on its list: counted. */
+/* axi_page_prof_settle (page.h) of a grant with blocks left on its list: counted. */
 void axi_page_prof_settle_walk(ax_heap_t *heap, unsigned c) {
   ax_page_t *page = heap->prof.grant_page[c];
   uint32_t n = 0, granted = heap->prof.granted[c];

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The page map (internal.h): one entry per 64 KiB slice, two levels.
+/* The page map (pagemap.h): one entry per 64 KiB slice, two levels.
  *
  * Second-level tables are mapped on demand and never unmapped, so a reader that loaded a
  * table pointer can always follow it. Entries are written by the thread that maps or
@@ -7,13 +7,15 @@
  * goes back to the OS; readers (free from any thread) only look up slices of blocks they
  * hold, whose entries are stable while the block lives.
  */
-#include "internal.h"
+#include "pagemap.h"
+
+#include "os.h"
 
 #define L2_N ((size_t)1 << AX_PM_L2_BITS)
 #define L1_N ((size_t)1 << AX_PM_L1_BITS)
 
 /* The shared table of zeros (8 MiB of BSS that is never written: no memory) and the first
- * level, every entry of which starts on it, biased as axi_pagemap_get expects (internal.h):
+ * level, every entry of which starts on it, biased as axi_pagemap_get expects (pagemap.h):
  * the fast path needs no NULL test for it. */
 static ax_page_t *empty_l2[L2_N];
 #define BIAS(i) ((uintptr_t)(i) << (AX_PM_L2_BITS + 3))

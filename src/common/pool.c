@@ -20,7 +20,10 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "internal.h"
+#include "pool.h"
+
+#include "os.h"
+#include "state.h"
 
 /* Heaps start on a 4 KiB boundary, so that what a thread touches first (the direct table and
  * the fields after it) spans as few OS pages as it can. */

@@ -12,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "print.h"
+
+#include "os.h"
+#include "state.h"
 
 static int out_fd = 2;        /* where axi_write goes */
 static int saved_err_fd = -1; /* a private copy of stderr, for the report at exit */

@@ -16,7 +16,15 @@
  * Each entry point then sends the block to the mode that owns it, in one switch (alloc.c,
  * free.c): a new mode is a new kind here and a case there.
  */
-#include "internal.h"
+#include "ptr.h"
+
+#include "huge.h"
+#include "modes/mte.h"
+#include "pagemap.h"
+#include "print.h"
+#include "segment.h"
+#include "state.h"
+#include "zero.h"
 
 /* A pointer into a live segment that is not a block we can free: report what it is.
  * The header and the page descriptor are validated first (segment.c), so a stray write

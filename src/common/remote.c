@@ -31,7 +31,17 @@
  * Double frees: every free that looks free asks axi_remote_seek whether the block waits in
  * any place a freed block waits (docs/design.md, "Where a freed block waits").
  */
-#include "internal.h"
+#include "remote.h"
+
+#include "hooks.h"
+#include "list.h"
+#include "lock.h"
+#include "os.h"
+#include "pagemap.h"
+#include "pool.h"
+#include "print.h"
+#include "segment.h"
+#include "state.h"
 
 /* Publish the chain head .. tail (linked with page's key) on page->thread_free: one CAS.
  * Once it has succeeded the owner may collect the blocks, empty the page and unmap the

@@ -9,7 +9,16 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "segment.h"
+
+#include "hooks.h"
+#include "lock.h"
+#include "os.h"
+#include "pagemap.h"
+#include "print.h"
+#include "state.h"
+#include "thp.h"
+#include "track.h"
 
 _Static_assert(sizeof(ax_page_t) == 128, "page descriptors are indexed with a shift");
 _Static_assert(sizeof(ax_segment_t) + sizeof(ax_page_t) == AX_HUGE_OFFSET,

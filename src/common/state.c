@@ -8,15 +8,13 @@
  * it calls print.c, which calls os.c, which reads this file).
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "state.h"
 
 #ifndef AX_CHECKED
 #define AX_CHECKED 0
 #endif
 
 ax_options_t axi_options = {.purge_delay_ms = 10};
-bool axi_force_mt; /* AXMALLOC_FORCE_MT=1: atomics even while single-threaded */
-bool axi_forked;
 bool axi_checked = AX_CHECKED;
 bool axi_mte;
 const char *axi_mte_state = "off";
@@ -28,6 +26,7 @@ uint8_t axi_prof_unwind_mode;
 uintptr_t axi_cookie_key = 0x5bd1e9955bd1e995u; /* randomised by process init */
 size_t axi_os_page = 4096;                      /* set by process init */
 ax_global_stats_t axi_stats;
+axi_seams_t axi_seams;
 
 ax_page_t axi_page_empty; /* free == NULL: the fast path always falls through */
 ax_heap_t axi_heap_empty = {.direct = {[0 ... AX_DIRECT_N - 1] = &axi_page_empty},

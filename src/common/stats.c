@@ -5,7 +5,15 @@
 #include <unistd.h>
 
 #include "bulk.h"
-#include "internal.h"
+#include "lifecycle.h"
+#include "modes/check.h"
+#include "modes/prof.h"
+#include "page.h"
+#include "pool.h"
+#include "print.h"
+#include "state.h"
+#include "thp.h"
+#include "zero.h"
 
 static void add_heap(ax_heap_t *heap, void *arg) {
   ax_stats_t *out = arg;
@@ -120,7 +128,7 @@ void ax_stats_print(void) {
                 (unsigned long long)s.class_mallocs[c], (unsigned long long)s.class_live[c]);
 }
 
-const char axi_link_stats_o; /* (internal.h: every object refers to it) */
+const char axi_link_stats_o; /* (linkage.h: every object refers to it) */
 
 __attribute__((destructor)) static void stats_at_exit(void) {
   if (axi_options.stats) {

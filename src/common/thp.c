@@ -15,7 +15,11 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "thp.h"
+
+#include "options.h"
+#include "os.h"
+#include "state.h"
 
 static enum ax_thp_kernel kernel = AX_THP_KERNEL_ABSENT;
 static size_t huge_page; /* the kernel's huge page size; 0: none to be had */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* axmalloc's data structures: geometry, size classes, blocks, pages, segments, heaps, and the
  * settings' and counters' types. Types and the arithmetic on them only: no function of any
- * file is declared here (internal.h declares them, layer by layer).
+ * file is declared here (each file's own header declares its functions: docs/design).
  *
  * Memory comes from the OS in 4 MiB segments aligned to their size, so the segment of any
  * block is `p & ~AX_SEGMENT_MASK`. A segment is cut into pages of one kind (small 64 KiB,
@@ -21,6 +21,7 @@
 #include "arch.h"
 #include "atomic.h"
 #include "axmalloc.h"
+#include "linkage.h"
 
 #define AXI_HIDDEN __attribute__((visibility("hidden")))
 #define ax_likely(x) __builtin_expect(!!(x), 1)
@@ -264,9 +265,6 @@ typedef struct ax_cache {
 } ax_cache_t;
 
 static inline bool axi_class_cached(unsigned c) { return c - AX_CACHE_FIRST < AX_CACHE_N; }
-/* axi_class_of(n) for AX_DIRECT_MAX < n <= AX_CACHE_MAX, as one load: classes there are
- * 256 B apart or more, so (n - 1) >> 8 names one (cache.c; t_cache checks every size). */
-AXI_HIDDEN extern const uint8_t axi_cache_class[AX_CACHE_MAX >> 8];
 
 /* A thread's batches of blocks it freed into other threads' pages, one per owning heap, each
  * sent to its owner's inbox with one CAS (remote.c). A batch costs its blocks' bytes and
@@ -453,7 +451,6 @@ typedef struct ax_segcache {
 /* What a cache trim drops: entries past the purge delay (try-lock), all entries but only if
  * the lock is free (malloc's paths: fork's prepare handler may hold it), or all entries. */
 enum ax_trim { AX_TRIM_DUE, AX_TRIM_ALL_NOWAIT, AX_TRIM_ALL };
-AXI_HIDDEN void axi_segcache_trim(ax_segcache_t *cache, enum ax_trim mode);
 
 /* What a sized free knows of its block (free.c): nothing (free), that the size fits in it
  * (free_sized: realloc may have grown it to a bigger class; aligned ones), or that the size

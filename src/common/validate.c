@@ -18,7 +18,14 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "hooks.h"
+#include "list.h"
+#include "os.h"
+#include "pagemap.h"
+#include "pool.h"
+#include "print.h"
+#include "segment.h"
+#include "state.h"
 
 #if AX_TEST_HOOKS
 
@@ -374,5 +381,11 @@ unsigned ax_test_validate(void) {
   axi_os_unmap(heaps, heap_bytes);
   return problems;
 }
+
+/* Whether the segment map holds a segment at seg (what free() consults first). */
+int ax_test_segmap_has(const void *seg) { return axi_segmap_has((uintptr_t)seg); }
+
+/* Whether checked mode is on (check.c): some points are on the default mode's paths only. */
+int ax_test_checked(void) { return axi_checked; }
 
 #endif

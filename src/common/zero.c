@@ -17,7 +17,10 @@
  * handed out again at once. When every slot is live (262,144 zero-size blocks) or the
  * reservation cannot be made, the caller falls back to a block of 16 bytes (alloc.c).
  */
-#include "internal.h"
+#include "zero.h"
+
+#include "os.h"
+#include "print.h"
 
 _Static_assert(AX_ZERO_SIZE == AX_SEGMENT_SIZE, "the reservation is one segment's slot");
 

@@ -25,7 +25,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "prof.h"
+#include "hooks.h"
+#include "lock.h"
+#include "modes/prof.h"
+#include "options.h"
+#include "os.h"
+#include "print.h"
+#include "state.h"
 
 ax_prof_state_t axi_prof; /* the profile: its stacks and their samples (prof.c) */
 

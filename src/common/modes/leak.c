@@ -22,8 +22,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "leak.h"
-#include "prof.h"
+#include "modes/leak.h"
+
+#include "cache.h"
+#include "hooks.h"
+#include "list.h"
+#include "modes/prof.h"
+#include "options.h"
+#include "os.h"
+#include "print.h"
+#include "state.h"
 
 ax_atomic_word axi_leak_dir[AX_LEAK_L1];
 char *axi_leak_depot;
@@ -514,6 +522,8 @@ void axi_leak_init(void) {
     return;
   }
   gate_init();
+  axi_seams.unmap_hold = axi_leak_hold; /* (os.c) */
+  axi_seams.unmap_release = axi_leak_release;
   axi_write_keep_stderr(); /* the report at exit must find stderr (print.c) */
 }
 

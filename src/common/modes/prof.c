@@ -24,8 +24,23 @@
 #include <string.h>
 #include <unwind.h>
 
+#include "modes/prof.h"
+
 #include "bulk.h"
-#include "prof.h"
+#include "cache.h"
+#include "heap.h"
+#include "hooks.h"
+#include "huge.h"
+#include "lock.h"
+#include "options.h"
+#include "os.h"
+#include "page.h"
+#include "pagemap.h"
+#include "print.h"
+#include "remote.h"
+#include "segment.h"
+#include "state.h"
+#include "thp.h"
 
 /* Constructors run, and the unwinder was warmed up: stacks can be walked. A static program's
  * libc allocates while it starts up, before the unwinder can find a frame's tables (it aborts
@@ -122,7 +137,7 @@ static void start(ax_heap_t *heap) {
  * keep their stacks and the profile's scaling stays right for the time it was active. */
 static bool paused;
 
-/* axi_prof_take's rarer part (internal.h): a heap's first count (nothing is sampled before
+/* axi_prof_take's rarer part (prof.h): a heap's first count (nothing is sampled before
  * the constructors ran, see ready), or class c's turn to be sampled (a new interval drawn).
  * post: true: sample this allocation. */
 bool axi_prof_take_slow(ax_heap_t *heap, unsigned c) {

@@ -14,7 +14,8 @@
 #include <fcntl.h>
 #include <link.h>
 
-#include "leak.h"
+#include "modes/leak.h"
+#include "os.h"
 
 #define MAX_MODULES 512
 

@@ -23,7 +23,12 @@
  * and on free (32 bytes per instruction), never a scan of the page. Segments get PROT_MTE
  * when they are mapped (os.c); huge blocks (their own mapping) carry no tags.
  */
-#include "internal.h"
+#include "modes/mte.h"
+
+#include "pagemap.h"
+#include "print.h"
+#include "segment.h"
+#include "state.h"
 
 /* pre: init, single-threaded, before any segment is mapped. */
 void axi_mte_init(bool want) {

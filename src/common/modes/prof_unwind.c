@@ -28,7 +28,8 @@
 #include <string.h>
 #include <unwind.h>
 
-#include "prof.h"
+#include "modes/prof.h"
+#include "os.h"
 
 /* ---- the program's frames of a stack, and their hash ------------------------------------ */
 

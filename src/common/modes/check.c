@@ -56,7 +56,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "modes/check.h"
+
+#include "heap.h"
+#include "huge.h"
+#include "list.h"
+#include "modes/leak.h"
+#include "os.h"
+#include "page.h"
+#include "pagemap.h"
+#include "print.h"
+#include "remote.h"
+#include "segment.h"
+#include "state.h"
 
 #define FRONT ((size_t)32)        /* header and front canary before the program's bytes */
 #define BACK ((size_t)32)         /* back canary, at least */

@@ -30,7 +30,12 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include "leak.h"
+#include "hooks.h"
+#include "huge.h"
+#include "modes/leak.h"
+#include "os.h"
+#include "pagemap.h"
+#include "segment.h"
 
 /* ---- the live blocks ------------------------------------------------------------------------- */
 

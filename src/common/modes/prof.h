@@ -6,7 +6,8 @@
 
 #include <unwind.h> /* (the stack walk: libgcc) */
 
-#include "internal.h"
+#include "page.h"
+#include "state.h"
 
 /* ---- stacks, and the slow path's decision to sample ------------------------------------ */
 
@@ -104,5 +105,20 @@ AXI_HIDDEN void axi_prof_dump_init(void);
 /* Unlock the profile's lock, then write the dump the signal asked for meanwhile, if any. */
 AXI_HIDDEN void axi_prof_unlock(void);
 AXI_HIDDEN double axi_prof_exp(double x);
+
+/* prof.c, prof_dump.c: the sampling heap profiler (contracts there) */
+AXI_HIDDEN void axi_prof_init(void);
+AXI_HIDDEN void axi_prof_ready(void);
+AXI_HIDDEN uint64_t axi_prof_rate(void);
+AXI_HIDDEN void axi_prof_set_active(bool on); /* ax_ctl's prof.active (sampling paused) */
+AXI_HIDDEN bool axi_prof_active(void);
+AXI_HIDDEN const char *axi_prof_prefix(void);
+AXI_HIDDEN void *axi_prof_malloc(ax_heap_t *heap, size_t size, bool zero);
+AXI_HIDDEN void axi_prof_huge(void *p, size_t size);
+AXI_HIDDEN void axi_prof_release(ax_segment_t *seg);
+AXI_HIDDEN void axi_prof_slot_free(const char *fn, ax_segment_t *seg, void *p);
+AXI_HIDDEN size_t axi_prof_slot_size(const char *fn, ax_segment_t *seg, const void *p);
+AXI_HIDDEN void axi_prof_fork_child(void);
+AXI_HIDDEN void axi_prof_trim(void);
 
 #endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* The thread's cache of freed medium blocks (cache.c).
+ * Layer: cache (docs/design/07-cache.md). */
+#ifndef AX_CACHE_H
+#define AX_CACHE_H
+
+#include "track.h"
+#include "types.h"
+
+/* axi_class_of(n) for AX_DIRECT_MAX < n <= AX_CACHE_MAX, as one load: classes there are
+ * 256 B apart or more, so (n - 1) >> 8 names one (cache.c; t_cache checks every size). */
+AXI_HIDDEN extern const uint8_t axi_cache_class[AX_CACHE_MAX >> 8];
+
+AXI_HIDDEN void axi_cache_free(ax_block_t *b, ax_page_t *page);
+AXI_HIDDEN void axi_cache_free_prof(ax_block_t *b, ax_page_t *page);
+AXI_HIDDEN void axi_cache_flush(ax_heap_t *heap);
+AXI_HIDDEN void axi_double_free_check(ax_page_t *page, ax_block_t *b);
+AXI_HIDDEN void axi_cache_unaside(ax_heap_t *heap, unsigned c);
+AXI_HIDDEN void axi_cache_orphan(ax_heap_t *heap);
+
+/* post: a block of size's class taken off heap's cache (the one in `last`, else its stack's
+ * top); NULL when there is none. pre: AX_DIRECT_MAX < size <= AX_CACHE_MAX. (cache.c has
+ * the rest.) */
+static inline ax_block_t *axi_cache_pop(ax_heap_t *heap, size_t size) {
+  unsigned c = axi_cache_class[(size - 1) >> 8], i = c - AX_CACHE_FIRST;
+  ax_block_t *b;
+  if (heap->cache.last_cls == c) { /* one compare: last_cls is 0 when there is no last */
+    b = heap->cache.last;
+    heap->cache.last_cls = 0;
+  } else {
+    uint32_t n = heap->cache.n[i];
+    if (!n)
+      return NULL;
+    b = heap->cache.slot[i][--n];
+    heap->cache.n[i] = n;
+  }
+  AX_TRACK_UNDEFINED(b, sizeof *b);
+  b->next_enc = 0; /* a live block must not look free to free()'s double-free check */
+  heap->stats.class_mallocs[c]++;
+  AX_TRACK_MALLOC(b, axi_class_size(c), 0);
+  return b;
+}
+
+#endif

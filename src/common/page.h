@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* Pages (page.c): malloc's slow path, carving, the free lists' collection, empty and full pages,
+ * the owner's drain of its inbox. Layer: pages (docs/design/06-pages.md). */
+#ifndef AX_PAGE_H
+#define AX_PAGE_H
+
+#include "types.h"
+
+AXI_HIDDEN void *axi_page_malloc(ax_heap_t *heap, size_t size, bool zero);
+AXI_HIDDEN void *axi_page_malloc_current(ax_heap_t *heap, size_t size, bool zero);
+AXI_HIDDEN bool axi_page_reclaim(ax_heap_t *heap);
+AXI_HIDDEN void axi_pages_retire_empty(ax_heap_t *heap, bool all);
+AXI_HIDDEN void axi_page_purge_tick(ax_heap_t *heap);
+AXI_HIDDEN void axi_free_slow(ax_block_t *b, ax_page_t *page);
+AXI_HIDDEN void axi_page_give_back(ax_heap_t *heap, ax_page_t *page, ax_block_t *b);
+AXI_HIDDEN void axi_page_collect(ax_heap_t *heap, ax_page_t *page);
+AXI_HIDDEN void axi_page_count_mallocs(ax_heap_t *heap, ax_page_t *page);
+AXI_HIDDEN void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page);
+AXI_HIDDEN void axi_pages_collect_all(ax_heap_t *heap);
+AXI_HIDDEN void axi_page_drain(ax_heap_t *heap, bool close);
+AXI_HIDDEN void axi_page_return(ax_block_t *b);
+AXI_HIDDEN void axi_page_orphan(ax_page_t *page);
+
+AXI_HIDDEN ax_page_t *axi_page_with_free(ax_heap_t *heap, unsigned c);
+AXI_HIDDEN ax_block_t *axi_page_pop(ax_page_t *page);
+/* page.c's profiling grants: the fast path's lists cut to what may go before a sample
+ * (axi_class_direct classes; prof.h has the inline part). */
+AXI_HIDDEN void axi_page_prof_settle_walk(ax_heap_t *heap, unsigned c);
+AXI_HIDDEN void axi_page_prof_grant(ax_heap_t *heap, unsigned c);
+AXI_HIDDEN void *axi_page_prof_malloc(ax_heap_t *heap, size_t size, bool zero);
+/* Close class c's grant: the blocks the fast path took from it count against left. With the
+ * list used up (the usual way back to the slow path), it took them all: no walk. */
+static inline void axi_page_prof_settle(ax_heap_t *heap, unsigned c) {
+  ax_page_t *page = heap->prof.grant_page[c];
+  if (!page)
+    return;
+  if (page->free)
+    return axi_page_prof_settle_walk(heap, c);
+  uint64_t left = heap->prof.left[c], taken = heap->prof.granted[c];
+  heap->prof.left[c] = left > taken ? left - taken : 0;
+  heap->prof.grant_page[c] = NULL;
+}
+AXI_HIDDEN void axi_page_prof_settle_all(ax_heap_t *heap);
+AXI_HIDDEN void axi_page_prof_grant_all(ax_heap_t *heap);
+
+#endif
