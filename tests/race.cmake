@@ -66,7 +66,7 @@ if(NOT CMAKE_CROSSCOMPILING)
   set_tests_properties(t_sigfork.mt t_sigfork.storm PROPERTIES LABELS race TIMEOUT 120)
 endif()
 
-# The fork child model (docs/design.md): the parent's threads stopped at each point, the child
+# The fork child model (docs/design/10-lifecycle.md): the parent's threads stopped at each point, the child
 # consistent (ax_test_validate) with nothing pinned. Natively only: under qemu-user 7.2 a fork
 # child of a multithreaded process cannot create threads (see t_fork.c).
 if(NOT CMAKE_CROSSCOMPILING)

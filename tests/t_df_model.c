@@ -77,8 +77,8 @@
 #include "pagemap.h"
 #include "testutil.h"
 
-/* Cells the design cannot see, each with the reason (docs/design.md, "Double frees of blocks
- * in transit"), as "place size freer": they may fail without failing the test. None yet. */
+/* Cells the design cannot see, each with the reason (docs/design/05-remote.md, "Where a freed
+ * block waits"), as "place size freer": they may fail without failing the test. None yet. */
 static const char *const known_gaps[] = {NULL};
 
 /* A report by the owner when it takes its inbox, after the second free returned, does not
@@ -652,8 +652,8 @@ static void setup_aside(int unused) {
   run(OWNER, op_alloc, 3);
   run(OWNER, op_free, 1);
   target = blk[1];
-  CONFIRM(act[OWNER].heap->prof.aside == target, "%p not aside (aside: %p)", target,
-          (void *)act[OWNER].heap->prof.aside);
+  CONFIRM(act[OWNER].heap->cache.aside == target, "%p not aside (aside: %p)", target,
+          (void *)act[OWNER].heap->cache.aside);
 }
 
 /* slot (the profiler on, sampling every byte): the owner frees a sampled block. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The fork child model (docs/design.md, "Fork"): what a child makes of the parent's threads,
+/* The fork child model (docs/design/10-lifecycle.md, "The fork child model"): what a child makes of the parent's threads,
  * which do not exist in it, wherever they were when the fork came.
  *
  * The parent's workers build up every kind of per-thread state: blocks of every size class

@@ -6,7 +6,7 @@
  *
  * On a thread whose stack the test maps (PTHREAD_STACK_MIN bytes, a guard page below), each
  * operation runs with the unused part of the stack painted; the deepest byte it changed gives
- * its stack use, held to the budgets given (docs/design.md, "Stack budget"):
+ * its stack use, held to the budgets given (docs/design/10-lifecycle.md, "Cancellation and small stacks"):
  *   malloc and free, any size, sampled or not          <malloc budget>
  *   a dump: ax_prof_dump, or the dump signal's handler <dump budget> (the handler's own use:
  *                                                      what it takes beyond a trivial one's)

@@ -60,7 +60,7 @@ static inline void *malloc_common(ax_heap_t *heap, size_t size, bool zero) {
 static AX_NOINLINE AX_API void *malloc_prof_slow(ax_heap_t *heap, size_t size, bool zero) {
   void *p;
   if (size <= AX_DIRECT_MAX && heap->prof.started && !heap->prof.busy &&
-      (p = axi_page_prof_malloc(heap, size, zero)))
+      (p = axi_prof_malloc_granted(heap, size, zero)))
     return p;
   if (ax_unlikely(heap == &axi_heap_empty) && !(heap = axi_thread_start())) {
     errno = ENOMEM;

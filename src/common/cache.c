@@ -52,11 +52,11 @@ static const uint8_t depth[AX_CACHE_N] = {DEPTH4(21), DEPTH4(25), DEPTH4(29), DE
 _Static_assert(AX_CACHE_N == 32 && AX_CACHE_SLOTS == 16, "depth[] lists 32 classes");
 
 /* Give cached block b back to its page. While the heap profiler samples, a cached block is an
- * allocation counted in advance (axi_cache_free): one that goes back is not made after all. */
+ * allocation counted in advance (prof_grant.c): one that goes back is not made after all. */
 static void give_back(ax_heap_t *heap, ax_block_t *b) {
   ax_page_t *page = axi_page_of(axi_segment_of(b), b);
-  if (ax_unlikely(axi_prof_on) && heap->prof.started)
-    heap->prof.left[page->cls]++;
+  if (ax_unlikely(axi_seams.uncache != NULL))
+    axi_seams.uncache(heap, page->cls);
   axi_page_give_back(heap, page, b);
 }
 
@@ -80,7 +80,7 @@ static AX_NOINLINE void push_full(ax_heap_t *heap, unsigned i, ax_block_t *b) {
 }
 
 /* Push b, of class c, on its stack. */
-static void push(ax_heap_t *heap, unsigned c, ax_block_t *b) {
+void axi_cache_push(ax_heap_t *heap, unsigned c, ax_block_t *b) {
   unsigned i = c - AX_CACHE_FIRST;
   uint32_t n = heap->cache.n[i];
   if (ax_unlikely(n == depth[i]))
@@ -89,78 +89,17 @@ static void push(ax_heap_t *heap, unsigned c, ax_block_t *b) {
   heap->cache.n[i] = n + 1;
 }
 
-/* b goes in the heap's last slot when that is empty, else on its class's stack (a block
- * already in the slot stays: moving it to its stack cost a second push whenever the program
- * alternates classes, as wl_oneblock does). */
-static inline void put(ax_heap_t *heap, ax_block_t *b, ax_page_t *page) {
-  axi_set_link(page, b, b); /* looks free to a second free() of it */
-  if (heap->cache.last_cls)
-    return push(heap, page->cls, b);
-  heap->cache.last = b;
-  heap->cache.last_cls = page->cls;
-}
-
-/* While the heap profiler samples (prof.c), malloc takes cached blocks without a slow path
- * and counts nothing: so a block is counted as its class's next allocation when it enters the
- * cache (give_back returns the count). When the class's next allocation is the sampled one, the
- * block waits aside (one block a heap; another goes back to its page), the cache drains, and
- * that allocation takes the slow path, whose sample puts the block back (axi_cache_unaside):
- * a program that frees and allocates one block over and over finds it in the cache again
- * after the sample, instead of taking a second slow path to its page for it. (left is 0 for
- * every class until the heap's profile starts, and start() sets it anew.) */
-static inline void put_counted(ax_heap_t *heap, ax_block_t *b, ax_page_t *page) {
-  uint64_t *left = &heap->prof.left[page->cls];
-  if (ax_likely(*left != 0)) {
-    --*left;
-    return put(heap, b, page);
-  }
-  if (!heap->prof.started)
-    return put(heap, b, page);
-  if (heap->prof.aside)
-    return axi_page_give_back(heap, page, b);
-  axi_set_link(page, b, b); /* looks free to a second free() of it (axi_cache_has) */
-  heap->prof.aside = b;
-}
-
-/* Class c's sample was just taken: the block aside, if of class c, goes into the cache,
- * counted. pre: heap is the calling thread's. */
-void axi_cache_unaside(ax_heap_t *heap, unsigned c) {
-  ax_block_t *b = heap->prof.aside;
-  ax_page_t *page = axi_page_of(axi_segment_of(b), b);
-  if (page->cls != c)
-    return;
-  heap->prof.aside = NULL;
-  put_counted(heap, b, page);
-}
-
-/* The same after a look, b's first word a link of its page's: it may be free already. */
-static AX_NOINLINE void free_prof_suspect(ax_block_t *b, ax_page_t *page) {
-  axi_double_free_check(page, b);
-  put_counted(axi_tls_heap, b, page);
-}
-
-/* free() of a block of our own page of a cached class while the heap profiler samples: the
- * double-free filter, then the block is counted into the cache. Reached through AX_OWNER_PROF
- * (free.c), so that axi_cache_free stays as it is; the filter here, so that the common case
- * is one call (free.c's own wrapper around it cost 10 instructions a free). pre: the
- * calling thread owns page, whose class is cached; b passed free()'s block checks. */
-void axi_cache_free_prof(ax_block_t *b, ax_page_t *page) {
-  if (axi_looks_free(page, b))
-    return free_prof_suspect(b, page);
-  put_counted(axi_tls_heap, b, page); /* the page's owner is this thread: its heap */
-}
-
 /* pre: the calling thread owns page, whose class is cached; b passed free()'s checks. */
 void axi_cache_free(ax_block_t *b, ax_page_t *page) {
-  put(axi_tls_heap, b, page); /* the page's owner is this thread: its heap */
+  axi_cache_put(axi_tls_heap, b, page); /* the page's owner is this thread: its heap */
 }
 
 /* Every cached block goes back to its page (trim, thread exit, refused mappings), and the
  * block aside (never counted); each leaves the cache before it goes (see push_full). */
 void axi_cache_flush(ax_heap_t *heap) {
-  ax_block_t *aside = heap->prof.aside;
+  ax_block_t *aside = heap->cache.aside;
   if (aside) {
-    heap->prof.aside = NULL;
+    heap->cache.aside = NULL;
     axi_page_give_back(heap, axi_page_of(axi_segment_of(aside), aside), aside);
   }
   if (heap->cache.last_cls) {
@@ -182,14 +121,14 @@ void axi_cache_flush(ax_heap_t *heap) {
  * it, without the queue bookkeeping (the thread may have left its queues half-updated; its
  * segments are abandoned next, lifecycle.c). */
 void axi_cache_orphan(ax_heap_t *heap) {
-  if (heap->prof.aside)
-    axi_page_return(heap->prof.aside);
+  if (heap->cache.aside)
+    axi_page_return(heap->cache.aside);
   if (heap->cache.last_cls)
     axi_page_return(heap->cache.last);
   for (unsigned i = 0; i < AX_CACHE_N; i++)
     for (uint32_t k = 0; k < heap->cache.n[i] && k < AX_CACHE_SLOTS; k++)
       axi_page_return(heap->cache.slot[i][k]);
-  heap->prof.aside = NULL;
+  heap->cache.aside = NULL;
   heap->cache.last_cls = 0;
   for (unsigned i = 0; i < AX_CACHE_N; i++)
     heap->cache.n[i] = 0;

@@ -4,6 +4,7 @@
 #ifndef AX_CACHE_H
 #define AX_CACHE_H
 
+#include "list.h"
 #include "track.h"
 #include "types.h"
 
@@ -12,11 +13,22 @@
 AXI_HIDDEN extern const uint8_t axi_cache_class[AX_CACHE_MAX >> 8];
 
 AXI_HIDDEN void axi_cache_free(ax_block_t *b, ax_page_t *page);
-AXI_HIDDEN void axi_cache_free_prof(ax_block_t *b, ax_page_t *page);
 AXI_HIDDEN void axi_cache_flush(ax_heap_t *heap);
 AXI_HIDDEN void axi_double_free_check(ax_page_t *page, ax_block_t *b);
-AXI_HIDDEN void axi_cache_unaside(ax_heap_t *heap, unsigned c);
 AXI_HIDDEN void axi_cache_orphan(ax_heap_t *heap);
+
+AXI_HIDDEN void axi_cache_push(ax_heap_t *heap, unsigned c, ax_block_t *b);
+/* Freed block b of page (the calling thread's, of a cached class) into heap's cache (the heap
+ * profiler counts it first: prof_grant.c). b goes in the heap's last slot when that is empty, else
+ * on its class's stack (a block already in the slot stays: moving it to its stack cost a second
+ * push whenever the program alternates classes, as wl_oneblock does). */
+static inline void axi_cache_put(ax_heap_t *heap, ax_block_t *b, ax_page_t *page) {
+  axi_set_link(page, b, b); /* looks free to a second free() of it */
+  if (heap->cache.last_cls)
+    return axi_cache_push(heap, page->cls, b);
+  heap->cache.last = b;
+  heap->cache.last_cls = page->cls;
+}
 
 /* post: a block of size's class taken off heap's cache (the one in `last`, else its stack's
  * top); NULL when there is none. pre: AX_DIRECT_MAX < size <= AX_CACHE_MAX. (cache.c has

@@ -53,7 +53,7 @@ static void add_cached(ax_heap_t *heap, void *arg) {
   unsigned last = ax_peek(&heap->cache.last_cls);
   if (last)
     *bytes += axi_class_size(last);
-  ax_block_t *aside = ax_peek(&heap->prof.aside);
+  ax_block_t *aside = ax_peek(&heap->cache.aside);
   if (aside)
     *bytes += axi_page_of(axi_segment_of(aside), aside)->block_size;
 }

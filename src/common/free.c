@@ -65,8 +65,8 @@ static AX_NOINLINE void free_other(ax_block_t *b, ax_page_t *page) {
     return axi_remote_free(b, page, axi_segment_of(page));
   if (owner & AX_OWNER_CACHED) /* ours, cached, and in the full list */
     return free_cached(b, page);
-  if (owner & AX_OWNER_PROF) /* ours, cached, the heap profiler sampling (cache.c) */
-    return axi_cache_free_prof(b, page);
+  if (owner & AX_OWNER_PROF) /* ours, cached, the heap profiler sampling (prof_grant.c) */
+    return axi_prof_cache_free(b, page);
   if (axi_looks_free(page, b)) /* a tail call: a call would make the remote path save registers */
     return free_local_suspect(b, page);
   push_local(page, b);

@@ -25,8 +25,8 @@
 void axi_heap_trim(ax_heap_t *heap) {
   axi_remote_steal(heap, true); /* (idle threads' batches: their blocks' pages may empty) */
   if (heap != &axi_heap_empty) {
-    if (axi_prof_on) /* the walks below lengthen the fast path's lists (page.c) */
-      axi_page_prof_settle_all(heap);
+    if (axi_seams.walk_begin) /* the walks below lengthen the fast path's lists (the profiler) */
+      axi_seams.walk_begin(heap);
     axi_remote_flush(heap, true);
     AX_HOOK(AX_HOOK_TRIM, heap);
     for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
@@ -35,8 +35,8 @@ void axi_heap_trim(ax_heap_t *heap) {
     axi_pages_retire_empty(heap, true);
     axi_segment_purge(heap, true);
     axi_segment_purge_abandoned(true);
-    if (axi_prof_on)
-      axi_page_prof_grant_all(heap);
+    if (axi_seams.walk_end)
+      axi_seams.walk_end(heap);
   }
   axi_segment_cache_trim(AX_TRIM_ALL);
   axi_huge_cache_trim(AX_TRIM_ALL);
@@ -52,16 +52,16 @@ void axi_heap_trim(ax_heap_t *heap) {
  * 2-3). post: true when something was unmapped. */
 bool axi_heap_release(ax_heap_t *heap) {
   uint64_t before = ax_atomic_load_relaxed(&axi_stats.munmap_calls);
-  if (axi_prof_on) /* as in trim */
-    axi_page_prof_settle_all(heap);
+  if (axi_seams.walk_begin) /* as in trim */
+    axi_seams.walk_begin(heap);
   axi_remote_flush(heap, false);
   axi_huge_pack_tight();
   for (int i = 0; i < 64 && axi_page_reclaim(heap); i++)
     ;
   axi_cache_flush(heap);
   axi_pages_retire_empty(heap, false);
-  if (axi_prof_on)
-    axi_page_prof_grant_all(heap);
+  if (axi_seams.walk_end)
+    axi_seams.walk_end(heap);
   axi_segment_cache_trim(AX_TRIM_ALL_NOWAIT);
   axi_huge_cache_trim(AX_TRIM_ALL_NOWAIT);
   return ax_atomic_load_relaxed(&axi_stats.munmap_calls) != before;

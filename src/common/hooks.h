@@ -31,7 +31,7 @@ enum ax_hook_point {
   /* The fork parent or child handler is about to release those locks. arg: NULL. */
   AX_HOOK_FORK_RELEASING,
   /* The points below are where a thread may be when another one forks: the fork child model
-   * (docs/design.md) says what the child makes of a thread that stopped there.
+   * (docs/design/10-lifecycle.md) says what the child makes of a thread that stopped there.
    * malloc's slow path is about to refill the current page of the size's class (page.c).
    * arg: the heap. The function must not allocate. */
   AX_HOOK_REFILL,

@@ -47,8 +47,8 @@ static void unpin(ax_heap_t *heap, unsigned c) {
 }
 
 static void current_update(ax_heap_t *heap, unsigned c) {
-  if (ax_unlikely(axi_prof_on)) /* the fast path's grant ends with its page (see below) */
-    axi_page_prof_settle(heap, c);
+  if (ax_unlikely(axi_seams.current_leave != NULL)) /* the profiler: its grant ends here */
+    axi_seams.current_leave(heap, c);
   ax_page_t *first = heap->queue[c].first;
   size_t hi = first ? first->block_size : axi_class_size(c); /* (a load, not a computation) */
   if (heap->pinned[c] != first) {
@@ -70,8 +70,8 @@ static void current_update(ax_heap_t *heap, unsigned c) {
   size_t lo = c == 1 ? 1 : axi_class_size(c - 1) + 1; /* direct[0]: always empty (zero.c) */
   for (size_t i = lo; i <= hi; i++)
     heap->direct[i] = pg;
-  if (ax_unlikely(axi_prof_on))
-    axi_page_prof_grant(heap, c);
+  if (ax_unlikely(axi_seams.current_enter != NULL)) /* ... and a new one starts */
+    axi_seams.current_enter(heap, c);
 }
 
 static void pageq_remove(ax_pageq_t *q, ax_page_t *page) {
@@ -232,7 +232,8 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
 /* local_free joins free even when free is not empty (thread exit, trim). local_free is emptied
  * before its blocks join free, here and wherever they move: at every store a block is on one
  * list or (for a moment) on none, never on two, so that a fork child can take over a page that
- * a thread which does not exist there left half-moved (docs/design.md, "Fork"). */
+ * a thread which does not exist there left half-moved (docs/design/10-lifecycle.md, "The fork child
+ * model"). */
 static void page_collect_all(ax_heap_t *heap, ax_page_t *page) {
   axi_page_collect(heap, page);
   if (page->local_free) {
@@ -600,7 +601,7 @@ static inline __attribute__((always_inline)) bool refill_from_local(ax_heap_t *h
   return true;
 }
 
-/* (out of line for its other callers, as the compiler had it before axi_page_prof_malloc) */
+/* (out of line for its other callers, as the compiler had it before axi_page_malloc_refilled) */
 static bool refill_local(ax_heap_t *heap, ax_page_t *page) { return refill_from_local(heap, page); }
 
 /* Hand out page's first free block, zeroed if asked (size bytes of it).
@@ -658,32 +659,15 @@ void *axi_page_malloc(ax_heap_t *heap, size_t size, bool zero) {
   return hand_out(page, size, zero);
 }
 
-/* ---- profiling grants (prof.c) ------------------------------------------------------------ */
+/* ---- cutting and counting a free list (the heap profiler's grants: prof_grant.c) -------- */
 
-/* While the heap profiler samples, the fast path must not hand out a sampled allocation, and
- * it counts nothing. So the current page of a class the direct table serves gets at most
- * heap->prof.left[c] blocks on its free list (the rest waits on local_free, where the next
- * refill finds it): the allocation after them finds the list empty and takes the slow path,
- * which counts it and samples it if its turn has come. What the fast path took of a grant is
- * the grant's length less what is left on the list: counted when the slow path comes back
- * or the page stops being current (settle). Grants are made and settled on slow paths only
- * (malloc's, current_update's, trim's), and nothing else lengthens a granted list. */
-
-/* axi_page_prof_settle (page.h) of a grant with blocks left on its list: counted. */
-void axi_page_prof_settle_walk(ax_heap_t *heap, unsigned c) {
-  ax_page_t *page = heap->prof.grant_page[c];
-  uint32_t n = 0, granted = heap->prof.granted[c];
-  for (const ax_block_t *b = page->free; b && n < granted; n++)
-    b = axi_link(page, b);
-  uint64_t taken = granted - n, left = heap->prof.left[c];
-  heap->prof.left[c] = left > taken ? left - taken : 0;
-  heap->prof.grant_page[c] = NULL;
-}
-
-/* Blocks on page's free list. Every block carved and not live is on free or local_free
- * (remote frees stay live until collected), so with local_free empty, which it is after a
- * refill, the count needs no walk; otherwise walk free, up to max + 1 blocks. */
-static uint64_t prof_free_count(const ax_page_t *page, uint64_t max) {
+/* The blocks on page's free list, counted up to max + 1: a count <= max is the length itself.
+ * Every block carved and not live is on free or local_free (remote frees stay live until
+ * collected), so with local_free empty, which it is after a refill, the count needs no walk;
+ * otherwise it walks free, up to max + 1 blocks. */
+uint64_t axi_page_free_count(const ax_page_t *page, uint64_t max) {
+  if (!page->free)
+    return 0;
   if (!page->local_free)
     return page->capacity - axi_page_live(page);
   uint64_t n = 0;
@@ -692,77 +676,43 @@ static uint64_t prof_free_count(const ax_page_t *page, uint64_t max) {
   return n;
 }
 
-/* Give the fast path class c's current page with at most left blocks on its free list. The
- * walk is left blocks long when the list is longer (to cut it), none when local_free is empty
- * and the list is short enough (the common refill). */
-void axi_page_prof_grant(ax_heap_t *heap, unsigned c) {
-  heap->prof.grant_page[c] = NULL;
-  ax_page_t *page = heap->current[c];
-  if (!heap->prof.started || !axi_class_direct(c) || page == &axi_page_empty ||
-      c == heap->prof.serving)
-    return;
-  uint64_t left = heap->prof.left[c], n = page->free ? prof_free_count(page, left) : 0;
-  if (n > left) { /* the blocks past left wait on local_free */
-    ax_block_t *last = NULL, *rest = page->free;
-    for (uint64_t i = 0; i < left; i++)
-      last = rest, rest = axi_link(page, rest);
-    if (last)
-      axi_set_link(page, last, NULL);
-    else
-      page->free = NULL;
-    uint32_t moved = 1;
-    ax_block_t *tail = rest;
-    if (page->local_free) { /* (empty after most refills: no walk) */
-      for (ax_block_t *next; (next = axi_link(page, tail)); tail = next)
-        moved++;
-      axi_set_link(page, tail, page->local_free);
-    } else {
-      moved = (uint32_t)(n - left);
-    }
-    page->local_free = rest;
-    page->refill = page->refill > moved ? page->refill - moved : 0; /* (statistics) */
-    n = left;
-  }
-  heap->prof.grant_page[c] = page;
-  heap->prof.granted[c] = (uint32_t)n;
-}
-
-/* malloc's slow path for a size the direct table serves, in its common case while the heap
- * profiler samples: the class's grant used up (its list empty), this allocation not the
- * sampled one, the blocks freed since waiting on local_free. Settles, counts, refills, hands
- * out and grants again, as axi_prof_take, axi_page_malloc_current and
- * axi_page_prof_grant do one after the other, without their checks again (wl_rounds: 811,000
- * such slow paths, 110 instructions each more than without profiling). pre: size <=
- * AX_DIRECT_MAX; heap is the thread's own, its profile started, not busy. post: the block
- * (zeroed if zero), or NULL with nothing changed: take the general way. */
-void *axi_page_prof_malloc(ax_heap_t *heap, size_t size, bool zero) {
-  ax_page_t *page = heap->direct[size];
-  unsigned c = page->cls;
-  ax_prof_heap_t *ph = &heap->prof;
-  uint64_t left = ph->left[c], granted = ph->granted[c];
-  if (ph->grant_page[c] != page || page->free || left <= granted || !refill_from_local(heap, page))
-    return NULL;
-  if (ax_peek(
-          &heap->rb.open)) /* as malloc_common (alloc.c) does first; other threads' pages only */
-    axi_remote_age(heap);
-  ph->left[c] = left - granted - 1; /* the grant taken, and this allocation */
-  void *b = hand_out(page, size, zero);
-  uint64_t n = page->capacity - axi_page_live(page); /* (local_free is empty) */
-  if (ax_unlikely(n > ph->left[c]))
-    axi_page_prof_grant(heap, c); /* a cut */
+/* Cut page's free list to its first max blocks at most: the rest go to the front of local_free,
+ * where the next refill finds them. A walk of max blocks when the list is longer, none when
+ * local_free is empty and the list is short enough (the common refill). pre: the caller owns
+ * page. post: the list's length now (<= max). */
+uint32_t axi_page_free_cut(ax_page_t *page, uint64_t max) {
+  uint64_t n = axi_page_free_count(page, max);
+  if (n <= max)
+    return (uint32_t)n;
+  ax_block_t *last = NULL, *rest = page->free;
+  for (uint64_t i = 0; i < max; i++)
+    last = rest, rest = axi_link(page, rest);
+  if (last)
+    axi_set_link(page, last, NULL);
   else
-    ph->granted[c] = (uint32_t)n; /* (grant_page[c] is page still) */
-  return b;
+    page->free = NULL;
+  uint32_t moved = 1;
+  ax_block_t *tail = rest;
+  if (page->local_free) { /* (empty after most refills: no walk) */
+    for (ax_block_t *next; (next = axi_link(page, tail)); tail = next)
+      moved++;
+    axi_set_link(page, tail, page->local_free);
+  } else {
+    moved = (uint32_t)(n - max);
+  }
+  page->local_free = rest;
+  page->refill = page->refill > moved ? page->refill - moved : 0; /* (statistics) */
+  return (uint32_t)max;
 }
 
-/* Around heap-wide walks that lengthen free lists (trim, a refused mapping). */
-void axi_page_prof_settle_all(ax_heap_t *heap) {
-  for (unsigned c = 1; c < AX_CLASSES && axi_class_direct(c); c++)
-    axi_page_prof_settle(heap, c);
-}
-void axi_page_prof_grant_all(ax_heap_t *heap) {
-  for (unsigned c = 1; c < AX_CLASSES && axi_class_direct(c); c++)
-    axi_page_prof_grant(heap, c);
+/* malloc's slow path on a page whose free list is empty, without looking elsewhere: refill the
+ * list from the blocks freed since the last refill and hand out the first. pre: size <=
+ * AX_DIRECT_MAX; page is heap's current page of size's class, its free list empty. post: the
+ * block (zeroed if zero), or NULL with nothing changed (the general way takes the rest). */
+void *axi_page_malloc_refilled(ax_heap_t *heap, ax_page_t *page, size_t size, bool zero) {
+  if (!refill_from_local(heap, page))
+    return NULL;
+  return hand_out(page, size, zero);
 }
 
 /* ---- the free slow path ------------------------------------------------------------- */

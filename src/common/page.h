@@ -23,24 +23,9 @@ AXI_HIDDEN void axi_page_orphan(ax_page_t *page);
 
 AXI_HIDDEN ax_page_t *axi_page_with_free(ax_heap_t *heap, unsigned c);
 AXI_HIDDEN ax_block_t *axi_page_pop(ax_page_t *page);
-/* page.c's profiling grants: the fast path's lists cut to what may go before a sample
- * (axi_class_direct classes; prof.h has the inline part). */
-AXI_HIDDEN void axi_page_prof_settle_walk(ax_heap_t *heap, unsigned c);
-AXI_HIDDEN void axi_page_prof_grant(ax_heap_t *heap, unsigned c);
-AXI_HIDDEN void *axi_page_prof_malloc(ax_heap_t *heap, size_t size, bool zero);
-/* Close class c's grant: the blocks the fast path took from it count against left. With the
- * list used up (the usual way back to the slow path), it took them all: no walk. */
-static inline void axi_page_prof_settle(ax_heap_t *heap, unsigned c) {
-  ax_page_t *page = heap->prof.grant_page[c];
-  if (!page)
-    return;
-  if (page->free)
-    return axi_page_prof_settle_walk(heap, c);
-  uint64_t left = heap->prof.left[c], taken = heap->prof.granted[c];
-  heap->prof.left[c] = left > taken ? left - taken : 0;
-  heap->prof.grant_page[c] = NULL;
-}
-AXI_HIDDEN void axi_page_prof_settle_all(ax_heap_t *heap);
-AXI_HIDDEN void axi_page_prof_grant_all(ax_heap_t *heap);
+/* A free list cut and counted, and a refill alone (for the heap profiler's grants) */
+AXI_HIDDEN uint64_t axi_page_free_count(const ax_page_t *page, uint64_t max);
+AXI_HIDDEN uint32_t axi_page_free_cut(ax_page_t *page, uint64_t max);
+AXI_HIDDEN void *axi_page_malloc_refilled(ax_heap_t *heap, ax_page_t *page, size_t size, bool zero);
 
 #endif

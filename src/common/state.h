@@ -47,6 +47,14 @@ typedef struct axi_seams {
    * exit reads memory (os.c); see axi_leak_hold */
   void (*unmap_hold)(const void *p);
   void (*unmap_release)(void);
+  /* the heap profiler (prof_grant.c): what the fast paths may take before a sample. A class's
+   * current page changes (page.c: before and after); a heap-wide walk that lengthens free
+   * lists runs (heap.c: before and after); the cache gives a block of class c back (cache.c) */
+  void (*current_leave)(ax_heap_t *heap, unsigned c);
+  void (*current_enter)(ax_heap_t *heap, unsigned c);
+  void (*walk_begin)(ax_heap_t *heap);
+  void (*walk_end)(ax_heap_t *heap);
+  void (*uncache)(ax_heap_t *heap, unsigned c);
 } axi_seams_t;
 AXI_HIDDEN extern axi_seams_t axi_seams;
 static inline bool axi_slow_only(void) { return axi_checked || axi_mte || axi_leaks; }

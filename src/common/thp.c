@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Transparent huge pages: where axmalloc asks the kernel for them, and where it asks for none.
  *
- * The rule (AXMALLOC_THP=auto, the default; measured in docs/design.md "Huge pages"): huge
+ * The rule (AXMALLOC_THP=auto, the default; measured in docs/design/02-segments.md, "Huge pages (`thp.c`)"): huge
  * mappings (blocks > 1 MiB) get MADV_HUGEPAGE, because a large block is written in long runs
  * and never purged piecewise (its mapping is unmapped, resized or moved whole); segments of
  * small and medium blocks get none, because their 64 and 512 KiB pages are purged one by one,

@@ -155,7 +155,7 @@ typedef struct ax_page {
  * (cache.c), so free()'s one compare fails for it and free_other takes the block there. */
 #define AX_OWNER_CACHED ((uintptr_t)2)
 /* xowner's third bit, in place of AX_OWNER_CACHED while the heap profiler samples: the block
- * goes to the cache too, counted as it enters (axi_cache_free_prof), after the default build's
+ * goes to the cache too, counted as it enters (axi_prof_cache_free), after the default build's
  * tests for the cache, which stay as they are. */
 #define AX_OWNER_PROF ((uintptr_t)4)
 #define AX_OWNER_FLAGS (AX_OWNER_FULL | AX_OWNER_CACHED | AX_OWNER_PROF)
@@ -262,6 +262,9 @@ typedef struct ax_cache {
   uint32_t last_cls; /* 0: no last block */
   uint32_t n[AX_CACHE_N];
   ax_block_t *slot[AX_CACHE_N][AX_CACHE_SLOTS]; /* rows of 16: an index is a shift */
+  /* One block held apart, which malloc does not take: a mode's (the heap profiler's block of a
+   * class whose sample was due, prof_grant.c). Given back with the rest (axi_cache_flush). */
+  ax_block_t *aside;
 } ax_cache_t;
 
 static inline bool axi_class_cached(unsigned c) { return c - AX_CACHE_FIRST < AX_CACHE_N; }
@@ -308,17 +311,16 @@ enum { AX_STEAL_FREE, AX_STEAL_ON, AX_STEAL_EXITING }; /* ax_heap_t's steal */
  * mean sampling interval, so every byte has the same chance. Sizes served by the direct
  * table are handed out by the fast path, which counts nothing: the slow path gives it a
  * current page whose free list holds no more blocks than may go before the sampled one
- * (page.c, "profiling grants"), so the sampled allocation is a slow-path one. */
+ * (prof_grant.c), so the sampled allocation is a slow-path one. */
 typedef struct ax_prof_heap {
   uint64_t left[AX_CLASSES];         /* allocations of the class before its sampled one */
   ax_page_t *grant_page[AX_CLASSES]; /* direct classes: the page the fast path was given */
   uint32_t granted[AX_CLASSES];      /* ... and the length of its free list then */
   uint64_t huge_left;                /* bytes of huge blocks before the next sampled one */
   uint64_t rng;
-  bool started;      /* left and huge_left drawn, rng seeded */
-  uint8_t serving;   /* the class malloc's slow path serves: its grant waits for the block */
-  bool busy;         /* taking a sample: a malloc from the stack walk is not sampled */
-  ax_block_t *aside; /* a cached class's block freed when its sample was due (cache.c) */
+  bool started;    /* left and huge_left drawn, rng seeded */
+  uint8_t serving; /* the class malloc's slow path serves: its grant waits for the block */
+  bool busy;       /* taking a sample: a malloc from the stack walk is not sampled */
 } ax_prof_heap_t;
 
 typedef struct ax_heap {
@@ -385,7 +387,7 @@ typedef struct ax_heap {
 static inline bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_block_t *b) {
   if (!axi_class_cached(c))
     return false;
-  if ((heap->cache.last_cls && heap->cache.last == b) || heap->prof.aside == b)
+  if ((heap->cache.last_cls && heap->cache.last == b) || heap->cache.aside == b)
     return true;
   unsigned i = c - AX_CACHE_FIRST;
   for (uint32_t k = 0; k < heap->cache.n[i]; k++)

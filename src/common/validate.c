@@ -120,8 +120,8 @@ static void collect_held(const ax_heap_t *heap) {
     for (uint32_t k = 0; k < heap->cache.n[i] && k < AX_CACHE_SLOTS; k++)
       hold((uintptr_t)heap->cache.slot[i][k]);
   }
-  if (heap->prof.aside)
-    hold((uintptr_t)heap->prof.aside);
+  if (heap->cache.aside)
+    hold((uintptr_t)heap->cache.aside);
   for (unsigned i = 0; i < AX_RB_SLOTS; i++) {
     const ax_remote_slot_t *s = &heap->rb.slot[i];
     bool open = (heap->rb.open >> i) & 1;
@@ -326,7 +326,7 @@ static void check_empty_heap(void) {
   bool cached = e->cache.last_cls != 0;
   for (unsigned i = 0; i < AX_CACHE_N; i++)
     cached |= e->cache.n[i] != 0;
-  if (cached || e->prof.aside)
+  if (cached || e->cache.aside)
     BAD("the empty heap holds cached blocks (a thread without a heap freed as an owner)");
   if (e->rb.open)
     BAD("the empty heap holds batches of remote frees");

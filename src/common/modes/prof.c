@@ -127,7 +127,7 @@ static void start(ax_heap_t *heap) {
     ph->left[c] = ph->left[c] > n ? ph->left[c] - n : 0;
   }
   ph->started = true;
-  axi_page_prof_grant_all(heap); /* the current pages set up so far: counted from now on */
+  axi_prof_grant_all(heap); /* the current pages set up so far: counted from now on */
 }
 
 /* ---- which allocations are sampled ----------------------------------------------------- */
@@ -149,8 +149,8 @@ bool axi_prof_take_slow(ax_heap_t *heap, unsigned c) {
     return axi_prof_take(heap, c);
   }
   ph->left[c] = skip_count(ph, axi_class_size(c));
-  if (ph->aside)
-    axi_cache_unaside(heap, c);
+  if (heap->cache.aside)
+    axi_prof_unaside(heap, c);
   return !ax_peek(&paused); /* while paused, the turn passes and the next is drawn */
 }
 
@@ -181,7 +181,7 @@ static AX_NOINLINE AX_API void *malloc_sampled(ax_heap_t *heap, size_t size, boo
 }
 
 /* malloc's slow path while the heap profiler samples, but for alloc.c's common case
- * (axi_page_prof_malloc): the sampled allocation gets a block of its own; any other gets its
+ * (axi_prof_malloc_granted): the sampled allocation gets a block of its own; any other gets its
  * block as usual, and the fast path a new grant of its class's blocks (page.c), which no grant
  * made on the way (current_update) may cut before this block is taken (serving; saved, as
  * malloc may nest: pthread_setspecific in a new heap's init callocs). A malloc from the stack
@@ -206,7 +206,7 @@ AX_NOINLINE AX_API void *axi_prof_malloc(ax_heap_t *heap, size_t size, bool zero
   p = malloc_as_usual(heap, size, zero);
   heap->prof.serving = was;
   if (g)
-    axi_page_prof_grant(heap, g);
+    axi_prof_grant(heap, g);
   return p;
 }
 
@@ -600,6 +600,7 @@ void axi_prof_init(void) {
   axi_prof.prefix = axi_option_str(AXI_OPTION_PROF_FILE); /* made absolute by axi_prof_dump_init */
   axi_prof_dump_init();
   axi_prof_on = true;
+  axi_prof_grant_init(); /* (the pages, cache and heaps layers: the seams) */
 }
 
 uint64_t axi_prof_rate(void) { return axi_prof.rate; }

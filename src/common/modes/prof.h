@@ -6,6 +6,7 @@
 
 #include <unwind.h> /* (the stack walk: libgcc) */
 
+#include "modes/prof_grant.h"
 #include "page.h"
 #include "state.h"
 
@@ -57,12 +58,12 @@ AXI_HIDDEN bool axi_prof_take_slow(ax_heap_t *heap, unsigned c);
  * class since the slow path last came by, counts this allocation, and tells whether it is
  * the sampled one. pre: c's size <= AX_LARGE_MAX; heap is the thread's own, not busy.
  * post: true: sample it (axi_prof_sampled); false: allocate as usual, then (a direct class)
- * axi_page_prof_grant. */
+ * axi_prof_grant. */
 static inline bool axi_prof_take(ax_heap_t *heap, unsigned c) {
   ax_prof_heap_t *ph = &heap->prof;
   if (ax_unlikely(!ph->started))
     return axi_prof_take_slow(heap, c);
-  axi_page_prof_settle(heap, c);
+  axi_prof_settle(heap, c);
   if (ax_likely(ph->left[c] != 0)) {
     ph->left[c]--;
     return false;
