@@ -11,14 +11,14 @@ if(NOT CMAKE_CROSSCOMPILING)
     message(STATUS "CMAKE_BUILD_TYPE is '${CMAKE_BUILD_TYPE}', not Release: t_budget not registered")
   else()
     add_test(NAME t_budget
-             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/t_budget.sh $<TARGET_FILE:axmalloc>)
+             COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/t_budget.sh $<TARGET_FILE:axmalloc>)
     set_tests_properties(t_budget PROPERTIES TIMEOUT 120)
   endif()
 endif()
 
 # The same budgets on AArch64 (issue 13): qemu-aarch64 counts executed guest instructions
 # through a TCG plugin (bench/qemu/insn_count.c, built by the test with the host's cc), for
-# each atomics build on the CPU of its ctest pass (tests/t_arm_budget.sh picks
+# each atomics build on the CPU of its ctest pass (budget/t_arm_budget.sh picks
 # bench/qemu/budget.<atomics>-<cpu>.txt; +10%). Not for the __atomic-builtin build (TSan's
 # atomics: another instruction mix).
 if(CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_PROCESSOR STREQUAL "aarch64" AND NOT AX_ATOMICS_BUILTIN)
@@ -26,7 +26,7 @@ if(CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_PROCESSOR STREQUAL "aarch64" AND NOT AX
     message(STATUS "CMAKE_BUILD_TYPE is '${CMAKE_BUILD_TYPE}', not Release: t_arm_budget not registered")
   else()
     add_test(NAME t_arm_budget
-             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/t_arm_budget.sh $<TARGET_FILE:axmalloc>)
+             COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/t_arm_budget.sh $<TARGET_FILE:axmalloc>)
     set_tests_properties(t_arm_budget PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
   endif()
 endif()

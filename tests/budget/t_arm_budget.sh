@@ -11,7 +11,7 @@
 #   bash bench/callgrind/budget.sh --qemu max --write build-aarch64   (and cortex-a57; the
 #   -lse build on max, the -llsc build on cortex-a57)
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LIB=${1:?usage: t_arm_budget.sh libaxmalloc.so}
 CPU=${QEMU_CPU:-max}
 if env | grep -q '^AXMALLOC_'; then

@@ -6,5 +6,5 @@
 # Prints the table either way. After an intended change of a fast path, rewrite the budget
 # with: bash bench/callgrind/budget.sh --write build
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 exec bash "$ROOT/bench/callgrind/budget.sh" --check "${1:?usage: t_budget.sh libaxmalloc.so [budget]}" ${2:+"$2"}

@@ -31,7 +31,7 @@ static size_t oom_avail;
 /* Percent of the first fill that must succeed again after freeing: 100 natively. Under
  * qemu-user the limit also covers qemu's own memory, which grows with the guest's mappings
  * (its page bookkeeping, translated code), so the same allocations may not all fit twice:
- * AX_OOM_RECOVERY_PCT=90 there (tests/stress.cmake). */
+ * AX_OOM_RECOVERY_PCT=90 there (tests/concurrency/concurrency.cmake). */
 static inline size_t oom_recovery(size_t first) {
   const char *s = getenv("AX_OOM_RECOVERY_PCT");
   unsigned long pct = s && *s ? strtoul(s, NULL, 10) : 100;

@@ -5,7 +5,7 @@
 #   1. cmake --install <build> --prefix <tmp>/prefix: the exact file list, the SONAME
 #      chain, axmalloc.o relocatable, the .pc naming the prefix; also a DESTDIR staging
 #      install into /usr, whose .pc must name /usr;
-#   2. the consumer project (tests/consumer) through find_package(axmalloc): shared,
+#   2. the consumer project (tests/integration/consumer) through find_package(axmalloc): shared,
 #      -static and axmalloc.o programs, C and C++;
 #   3. plain compiler lines through pkg-config: cc prog.c $(pkg-config --cflags --libs
 #      axmalloc), and -static with --static, C and C++.

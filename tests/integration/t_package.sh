@@ -10,7 +10,7 @@
 #   2. apt-get install ./libaxmalloc0_*.deb ./libaxmalloc-dev_*.deb: dpkg -L lists every file,
 #      they exist, ldconfig's cache has libaxmalloc.so.0, man -w finds axmalloc(1) and (3);
 #   3. cc prog.c $(pkg-config --cflags --libs axmalloc) (C, C++, -static --static) and the
-#      project tests/consumer through find_package(axmalloc), both against /usr, nothing
+#      project tests/integration/consumer through find_package(axmalloc), both against /usr, nothing
 #      else on any search path; every program must print OK and shared ones must name
 #      /usr/lib/<multiarch>/libaxmalloc.so.0 as the home of ax_malloc;
 #   4. /usr/bin/axmalloc: --version, and sort and python3 run through it (their output, the
@@ -347,7 +347,7 @@ if quiet consumer-configure.log "${cfg[@]}" &&
   done
   run "cmake c_static_nomalloc" stats "$W/cbuild/c_static_nomalloc"
 else
-  fail "tests/consumer against /usr: configure or build failed"
+  fail "tests/integration/consumer against /usr: configure or build failed"
 fi
 
 # ---- 4. the launcher ----------------------------------------------------------------------

@@ -10,7 +10,7 @@
 #   T_PROGS picks some of the workloads (python sqlite3 lua perl gcc git stress-ng); default all.
 #   T_PROGS_KEEP=1 keeps the work directory (inputs, and stdout/stderr/rc of every run).
 #
-# Workloads (inputs under tests/progs/): a slice of CPython's regression suite (Debian's
+# Workloads (inputs under tests/integration/progs/): a slice of CPython's regression suite (Debian's
 # libpython3.11-testsuite, PYTHONMALLOC=malloc, verdicts compared), sqlite3 on a generated
 # 200k-insert SQL script, lua5.4 and perl allocation-heavy scripts, gcc -O2 on a generated
 # C file (object bytes compared), git (commits, merge, log, gc, fsck), and stress-ng's
@@ -21,7 +21,7 @@
 # wrapper that execs the program plainly or with axmalloc preloaded, so helper tools of the
 # snippet (awk, sha256sum, objdump) never run under the preload and the stats on stderr
 # come from the programs under test only. The snippet writes files into $OUT, and finds
-# the workload files in $P (tests/progs) and the generated inputs in $W.
+# the workload files in $P (tests/integration/progs) and the generated inputs in $W.
 set -u
 LIB=${1:?usage: t_progs.sh /path/to/libaxmalloc.so}
 LIB=$(readlink -f "$LIB")

@@ -4,13 +4,13 @@
 # man pages, the launcher) names its license, MIT (LICENSE), on one of its first two lines;
 # data files, documents and the Debian changelog are exempt. Skips (77) outside a git tree.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1 || { echo "t_spdx: not a git tree"; exit 77; }
 missing=()
 n=0
 while IFS= read -r f; do
   case $f in
-    fuzz/corpus/* | tests/thp/*) continue ;;
+    fuzz/corpus/* | tests/platform/thp/*) continue ;;
     *.c | *.h | *.cc | *.sh | *.py | *.cmake | *.pl | *.lua | *.1 | *.3 | *.in | */CMakeLists.txt | \
       CMakeLists.txt | .ci/run) ;;
     *) continue ;;

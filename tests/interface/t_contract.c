@@ -6,9 +6,9 @@
  * reallocarray, free, aligned_alloc, posix_memalign, memalign, valloc, pvalloc,
  * malloc_usable_size; free_sized and free_aligned_sized through dlsym, since glibc 2.36 has
  * neither; the C++ operators new and delete in t_contract_cxx.cc), so it runs on glibc's
- * allocator, or on axmalloc's when libaxmalloc.so is preloaded. tests/contract.cmake runs it
- * both ways and compares the outputs line by line (tests/contract_expected.txt lists the
- * deliberate differences).
+ * allocator, or on axmalloc's when libaxmalloc.so is preloaded. tests/interface/contract.cmake runs
+ * it both ways and compares the outputs line by line (tests/interface/contract_expected.txt lists
+ * the deliberate differences).
  *
  * Output. Lines starting with '#' are headers (which allocator runs, the limit); every other
  * line is one call, "<call> -> <result>". The result is made of these tokens:
@@ -258,7 +258,7 @@ static void limit_address_space(void) {
     fprintf(stderr,
             "t_contract: model %s: the address space must have room for %zu MiB and not for "
             "%zu MiB (found: %s, %s). Under qemu-user, run qemu inside `ulimit -v` "
-            "(tests/contract.cmake does).\n",
+            "(tests/interface/contract.cmake does).\n",
             model->name, model->probe_ok >> 20, model->probe_fail >> 20,
             ok ? "maps" : "does not map", fail ? "does not map" : "maps");
     exit(2);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The options as the library took them, for tests/t_optparse.sh, which sets them and reads
- * what came of it here and in the library's own lines on stderr.
+/* The options as the library took them, for tests/interface/t_optparse.sh, which sets them and
+ * reads what came of it here and in the library's own lines on stderr.
  *
  *   t_optparse              "t_optparse: started" on stderr once the library runs (every
  *                           start-up line of the library comes before it), then on stdout

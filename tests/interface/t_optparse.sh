@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The AXMALLOC_* options' parser (src/common/options.c), one rule per run: what each value
-# becomes (tests/t_optparse.c prints what the library took, AXMALLOC_VERBOSE=1 lists every
+# becomes (tests/interface/t_optparse.c prints what the library took, AXMALLOC_VERBOSE=1 lists every
 # option) and the one line a mistake gets, word for word.
 #
 #   t_optparse.sh RULE PROG [EMULATOR]

@@ -13,8 +13,8 @@
  *                            AXMALLOC_PROF_FILE a prefix) SIG has a handler, and raising it
  *                            writes <prefix>.<pid>.0.heap (removed again); the program lives
  * SIG is a number or RTMIN+<n>. The refusal's line on stderr is ctest's to match
- * (tests/options.cmake). Exits 77 (skipped) in dump mode where there is no profiler (checked
- * mode, memory tagging).
+ * (tests/interface/interface.cmake). Exits 77 (skipped) in dump mode where there is no profiler
+ * (checked mode, memory tagging).
  */
 #define _GNU_SOURCE
 #include <signal.h>

@@ -6,7 +6,7 @@ object's definitions), but for the exceptions named below. Also prints the call 
 strongly connected components of the object graph) and fails when one is larger than
 MAX_CIRCLE files.
 
-    t_layers.py [-v] <object files...>     (tests/layers.cmake passes the library's objects)
+    t_layers.py [-v] <object files...>     (tests/layers/layers.cmake passes the library's objects)
 
 With AX_LAYERS_INVERT=1 the layers are taken top to bottom, so that every call is an upward
 one: t_layers.inverted expects it to fail (the check is not blind).
@@ -34,7 +34,7 @@ LAYERS = [
     ("lifecycle", ["lifecycle.c"]),
     ("entry", ["ptr.c", "alloc.c", "free.c", "override.c", "stats.c", "ctl.c", "new_delete.cc",
                "cxx_replaced.c"]),
-    ("test-only", ["hooks.c", "validate.c"]),  # the hooks build's (tests/race.cmake)
+    ("test-only", ["hooks.c", "validate.c"]),  # the hooks build's (tests/concurrency/concurrency.cmake)
 ]
 
 # (user, symbol): why a lower layer may use it.
@@ -99,7 +99,7 @@ def main(argv):
     errors = []
     unknown = [n for n in names if layer_of(n) is None]
     for n in unknown:
-        errors.append(f"{n}: in no layer (add it to LAYERS in tests/t_layers.py)")
+        errors.append(f"{n}: in no layer (add it to LAYERS in tests/layers/t_layers.py)")
     edges = collections.defaultdict(dict)
     for a in names:
         for s in sorted(uses[a]):

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The exact leak checker's program (tests/t_leaks.sh runs it with AXMALLOC_LEAKS):
+/* The exact leak checker's program (tests/modes/t_leaks.sh runs it with AXMALLOC_LEAKS):
  *
  *   t_leaks main     1,000 blocks of 4 KiB lost from a static function (leak_some), one block
  *                    held by a global and one by main's stack, everything else freed, exit()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The exact leak checker (AXMALLOC_LEAKS) on tests/t_leaks.c: the report's numbers and
+# The exact leak checker (AXMALLOC_LEAKS) on tests/modes/t_leaks.c: the report's numbers and
 # function name, the still-reachable blocks, the exit status, suppressions, a program without
 # leaks, a cross-thread free, a fork child.
 #

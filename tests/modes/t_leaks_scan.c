@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The leak checker's scan at exit with other threads still running, and a block over 4 GiB
- * (tests/t_leaks_scan.sh runs it with AXMALLOC_LEAKS; issue 38, defect 3):
+ * (tests/modes/t_leaks_scan.sh runs it with AXMALLOC_LEAKS; issue 38, defect 3):
  *
  *   t_leaks_scan churn    a worker frees and makes huge blocks (1-8 MiB) and reallocs small
  *                         ones, all held by global arrays, while main returns: the scan must

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The leak checker's scan at exit with other threads running, and a block over 4 GiB
-# (tests/t_leaks_scan.c; issue 38, defect 3):
+# (tests/modes/t_leaks_scan.c; issue 38, defect 3):
 #
 #   t_leaks_scan.sh threads PROG HOOKS_PROG [EMULATOR]
 #       issue 38's pattern 20 times (5 under the emulator) with no crash and nothing reported;

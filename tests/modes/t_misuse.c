@@ -8,7 +8,7 @@
  *   t_misuse PROBE SIZE     run one probe with blocks of SIZE bytes (8, 4096, 262144)
  *   t_misuse list           the probes, one a line
  *
- * tests/t_misuse.sh runs every probe in a process of its own under glibc's malloc, axmalloc
+ * tests/modes/t_misuse.sh runs every probe in a process of its own under glibc's malloc, axmalloc
  * and axmalloc's checked mode and counts them. Built with -O0 and -fno-builtin, and every
  * allocation through a function the compiler cannot see into, so that no misuse is optimized
  * away. */

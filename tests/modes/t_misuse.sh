@@ -3,7 +3,7 @@
 # The heap misuse probes (t_misuse.c, t_misuse_cxx.cc), each in a process of its own, under
 # glibc's malloc, axmalloc (preloaded) and axmalloc's checked mode (AXMALLOC_CHECK=1): a table
 # of what each catches by group, then the checks:
-#   - every probe as tests/misuse_expected.txt says, for axmalloc and checked mode: '+' caught,
+#   - every probe as tests/modes/misuse_expected.txt says, for axmalloc and checked mode: '+' caught,
 #     '-' not caught ('?' either way), so a probe that starts or stops being caught shows;
 #   - axmalloc catches at least as many as glibc does in the same run, and at least
 #     AX_MISUSE_MIN_DEFAULT; checked mode at least AX_MISUSE_MIN_CHECKED (issue 29's targets).

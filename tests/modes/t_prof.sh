@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The heap profiler, read by Debian's google-pprof (package google-perftools): the numbers of
-# a program that allocates known amounts from known functions (tests/t_prof.c), the leak
+# a program that allocates known amounts from known functions (tests/modes/t_prof.c), the leak
 # report, the dump on a signal, and profiling off.
 #
 #   t_prof.sh PROG [EMULATOR] [TOOLS_PREFIX]

@@ -2,7 +2,7 @@
 /* Valgrind: a correct program exercising every path of axmalloc (malloc, calloc, realloc
  * growth and shrink within and across classes, aligned allocation, huge blocks and their
  * mremap growth, malloc_usable_size, frees from other threads) must make memcheck report
- * 0 errors and no leak (tests/valgrind.cmake). The allocator's own reads and writes of free
+ * 0 errors and no leak (tests/modes/modes.cmake). The allocator's own reads and writes of free
  * blocks (list links, double-free check, collect) must not show. */
 #include <pthread.h>
 #include <string.h>

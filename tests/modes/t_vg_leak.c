@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Valgrind: a deliberate leak of 4096 + 48 bytes (class sizes, so memcheck reports the same
  * bytes whether it registers axmalloc's usable sizes or replaces malloc with its own) must
- * be reported as "definitely lost: 4,144 bytes in 2 blocks" (tests/valgrind.cmake).
+ * be reported as "definitely lost: 4,144 bytes in 2 blocks" (tests/modes/modes.cmake).
  *   t_vg_leak        axmalloc must be the malloc (AX_VALGRIND build, somalloc=nomatch)
  *   t_vg_leak plain  whatever malloc valgrind left us (its own, without nomatch) */
 #include <string.h>

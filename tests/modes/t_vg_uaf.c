@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Valgrind: a deliberate use after free must be reported by memcheck as an "Invalid write"
- * or "Invalid read" inside a block "free'd" (tests/valgrind.cmake checks the report).
+ * or "Invalid read" inside a block "free'd" (tests/modes/modes.cmake checks the report).
  *   t_vg_uaf write | read | write_huge | read_medium */
 #include <string.h>
 

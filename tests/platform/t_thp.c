@@ -6,8 +6,8 @@
  * OPTION is what ax_thp_info() must say (auto, never, always; env: AXMALLOC_THP's); KERNEL the
  * kernel's mode it must report (always, madvise, never, absent) and SIZE its huge page size, or
  * both "real": read from /sys/kernel/mm/transparent_hugepage here (ctest points AXMALLOC_THP_SYSFS
- * at the fake directories of tests/thp/ for the other kernels: 2, 32 and 512 MiB huge pages, never,
- * absent, a size that is no power of two). Then, by the rule:
+ * at the fake directories of tests/platform/thp/ for the other kernels: 2, 32 and 512 MiB huge
+ * pages, never, absent, a size that is no power of two). Then, by the rule:
  *   - a huge block's mapping is advised (MADV_HUGEPAGE) under auto and always, when the kernel
  *     has huge pages, and nowhere else; a block of at least one huge page bigger than a segment
  *     starts in a mapping aligned to it; the advised bytes follow realloc and free;
