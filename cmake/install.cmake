@@ -114,7 +114,7 @@ install(CODE "
 # installed into (cmake --install --prefix <p>, CPack's /usr), not the configured one.
 #
 # The build tree's copy, <build>/axmalloc, preloads the build tree's libaxmalloc.so.0 (the
-# tests run it: tests/t_launcher.sh). AXMALLOC_LIB=<path> overrides the library of either.
+# tests run it: tests/integration/t_launcher.sh). AXMALLOC_LIB=<path> overrides the library of either.
 set(AX_LAUNCHER_IN ${PROJECT_SOURCE_DIR}/src/launcher/axmalloc.in)
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
   set(AX_LAUNCHER_LIBDIR "${CMAKE_INSTALL_LIBDIR}")

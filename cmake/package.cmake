@@ -27,8 +27,8 @@
 #     -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib/aarch64-linux-gnu \
 #     -DAX_BUILD_TESTS=OFF -DAX_BUILD_BENCH=OFF
 #
-# tests/t_package.sh builds, installs and removes the packages (native builds);
-# tests/t_lintian.sh runs lintian on them, which must report no error and no warning.
+# tests/integration/t_package.sh builds, installs and removes the packages (native builds);
+# tests/integration/t_lintian.sh runs lintian on them, which must report no error and no warning.
 #
 # Included from the top CMakeLists.txt after cmake/install.cmake. Files are installed by
 # `cmake --install` under DESTDIR with the prefix /usr (CPACK_SET_DESTDIR), as a Debian

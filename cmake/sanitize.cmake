@@ -36,12 +36,12 @@ endif()
 
 # ---- TSan: the threaded tests, with malloc & co. routed to ax_* --------------------------
 # TSan's runtime defines malloc itself and comes first in the link, so a test calling malloc
-# would exercise TSan's allocator. These tests are compiled with tests/tsan_route.h
+# would exercise TSan's allocator. These tests are compiled with tests/common/tsan_route.h
 # force-included (malloc -> ax_malloc, ...), and registered once more as tsan.<name>
 # (label tsan) with sizes that keep the stage near a minute on 2 cores; each of them checks
 # that ax_stats mallocs grew, which proves the route. Done at the end of the top-level
 # directory, when tests/ has defined the targets. TSAN_OPTIONS: any report fails the test,
-# but the double-free seek's reads of other threads' batches (tests/tsan.supp says why).
+# but the double-free seek's reads of other threads' batches (tests/common/tsan.supp says why).
 #   t_fork ... 0: no thread in the fork child; TSan cannot start threads after a
 #                 multithreaded fork ("dup thread with used id", even with die_after_fork=0)
 #   t_mt_threads ... 0: no RSS checks; TSan's shadow memory is most of the RSS
@@ -57,7 +57,7 @@ set(AX_TSAN_RUNS
   "t_atomic.xfree|xfree"
   "t_stress|8,4,30")
 set(AX_TSAN_OPTIONS
-    "halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/tests/tsan.supp")
+    "halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/tests/common/tsan.supp")
 function(axi_tsan_tests)
   foreach(run IN LISTS AX_TSAN_RUNS)
     string(REGEX MATCH "^(([^.|]+)[^|]*)\\|(.*)$" _ "${run}")
@@ -70,7 +70,7 @@ function(axi_tsan_tests)
     if(NOT target IN_LIST routed)
       # SHELL: keeps the pair together (CMake de-duplicates options one word at a time)
       target_compile_options(${target} PRIVATE
-                             "SHELL:-include ${PROJECT_SOURCE_DIR}/tests/tsan_route.h")
+                             "SHELL:-include ${PROJECT_SOURCE_DIR}/tests/common/tsan_route.h")
       list(APPEND routed ${target})
     endif()
     add_test(NAME tsan.${name} COMMAND ${target} ${args})

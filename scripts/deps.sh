@@ -23,21 +23,21 @@ PKGS=(
   hyperfine gnuplot-nox
   # instruction counts (callgrind), memcheck and its client-request headers (AX_VALGRIND)
   valgrind
-  # the installed package's consumer test (tests/t_install.sh)
+  # the installed package's consumer test (tests/integration/t_install.sh)
   pkgconf
-  # Debian packages (cpack -G DEB, tests/t_package.sh): dpkg-shlibdeps and dpkg-architecture
+  # Debian packages (cpack -G DEB, tests/integration/t_package.sh): dpkg-shlibdeps and dpkg-architecture
   # (dpkg-dev), file (CPack's shared-object detection for Depends and shlibs)
   dpkg-dev file
-  # the packages' checks: lintian (tests/t_lintian.sh: no error, no warning), man and groff
-  # (tests/t_man.sh renders the manual pages with warnings on; t_package runs man -w)
+  # the packages' checks: lintian (tests/integration/t_lintian.sh: no error, no warning), man and groff
+  # (tests/integration/t_man.sh renders the manual pages with warnings on; t_package runs man -w)
   lintian man-db groff-base
-  # the heap profiler's test reads its profiles with google-pprof (tests/t_prof.sh)
+  # the heap profiler's test reads its profiles with google-pprof (tests/modes/t_prof.sh)
   google-perftools
   # fuzzing (scripts/fuzz.sh): clang and its libFuzzer runtime
   clang libclang-rt-14-dev
   # the format stage of scripts/test.sh (.clang-format on every C and C++ file)
   clang-format
-  # real programs under LD_PRELOAD (tests/t_progs.sh)
+  # real programs under LD_PRELOAD (tests/integration/t_progs.sh)
   libpython3.11-testsuite sqlite3 lua5.4 perl git stress-ng
   # glibc 2.36's own malloc tests, built from its source tarball (scripts/glibc_tests.sh)
   glibc-source

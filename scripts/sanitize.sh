@@ -8,7 +8,7 @@
 #              -fsanitize=undefined -fno-sanitize-recover=all; the whole ctest suite except
 #              the tests in UBSAN_EXCLUDE below. Any UBSan finding aborts its test.
 #   thread     build-tsan/   the library (atomics as __atomic builtins) and the threaded
-#              tests with malloc & co. routed to ax_* (tests/tsan_route.h), TSan on all of
+#              tests with malloc & co. routed to ax_* (tests/common/tsan_route.h), TSan on all of
 #              them; ctest -L tsan (the tsan.* tests). Any race report fails its test.
 #
 # RelWithDebInfo: line numbers in the reports, and -O2 code close to the shipped one.

@@ -15,12 +15,12 @@
 #                       that fails once under load is a bug (docs/testing.md, "Flaky tests")
 #   native/prof         ... with the heap profiler sampling every 4 KiB (AXMALLOC_PROF=1
 #                       AXMALLOC_PROF_SAMPLE=4096), but for the tests labelled `noprof`, which
-#                       pin down what it changes by design (tests/paths.cmake)
+#                       pin down what it changes by design (tests/common/paths.cmake)
 #   native/isa=<k>      ... with AXMALLOC_FORCE_ISA=<k> for each x86 bulk kernel (the tests
-#                       labelled `kernel`, tests/paths.cmake)
+#                       labelled `kernel`, tests/common/paths.cmake)
 #   native/page=<n>     ... with AXMALLOC_PAGE_SIZE=16384 and 65536
 #   native/thp=<v>[,page=<n>] ... with AXMALLOC_THP=never and always (auto is the default), on
-#                       4, 16 and 64 KiB pages: the tests labelled `thp` (tests/paths.cmake)
+#                       4, 16 and 64 KiB pages: the tests labelled `thp` (tests/common/paths.cmake)
 #   glibc-tests         scripts/glibc_tests.sh: glibc 2.36's own malloc/tst-* (Debian's
 #                       glibc-source) preloaded and linked statically against build/
 #   glibc-tests/prof    ... 14 of them again with the heap profiler sampling every 4 KiB
@@ -91,7 +91,7 @@ VARIANT_EXCLUDE="^(t_layers|t_layers[.]inverted|t_preload|t_progs|t_budget|t_ins
 # run them)
 PROF_EXCLUDE="^t_prof(_static)?$"
 # The forced-kernel passes run the `kernel` tests, the fixed-atomics aarch64 builds these
-# (tests/paths.cmake): the default pass and the first aarch64 pass run everything
+# (tests/common/paths.cmake): the default pass and the first aarch64 pass run everything
 ATOMICS_LABELS="atomics|race"
 
 total_pass=0 total_fail=0 total_skip=0 any_failed=0 stage_t0=
@@ -289,7 +289,7 @@ cross_stage() {
   # builtin: the __atomic builtins TSan builds use (AX_ATOMICS_BUILTIN), compiled as LL/SC
   [[ $mode != builtin ]] || margs=(-DAX_AARCH64_ATOMICS=runtime -DAX_ATOMICS_BUILTIN=ON)
   # (the fixed-atomics builds run the `atomics` and `race` tests only: their programs are
-  # the target ax_race_tests, tests/race.cmake)
+  # the target ax_race_tests, tests/concurrency/concurrency.cmake)
   local bargs=(-DAX_BUILD_FUZZ=ON) target=()
   [[ $mode == runtime ]] || bargs=(-DAX_BUILD_BENCH=OFF) target=(--target ax_race_tests)
   if ax_configure "$dir" "$TOOLCHAIN" "${margs[@]}" "${bargs[@]}" \
@@ -299,7 +299,7 @@ cross_stage() {
       cpu=${parts[0]}
       # the first run of the runtime build is the whole suite; the others are variants
       # (EXCLUDE=<regex> in a run leaves out more, LABEL=<regex> runs only the tests with
-      # such a label, NOLABEL=<regex> leaves out those with one (tests/paths.cmake): none
+      # such a label, NOLABEL=<regex> leaves out those with one (tests/common/paths.cmake): none
       # is an environment variable)
       local envs=() more= label= nolabel= name
       for p in "${parts[@]:1}"; do
@@ -349,7 +349,7 @@ if [[ ${AX_SKIP_CROSS:-0} != 1 ]]; then
   fi
   cross_stage "$CROSS_DIR" runtime "${runs[@]}"
   if [[ ${AX_QUICK:-0} != 1 ]]; then
-    # the fixed-atomics builds: the tests that run atomics (tests/paths.cmake)
+    # the fixed-atomics builds: the tests that run atomics (tests/common/paths.cmake)
     cross_stage "$CROSS_DIR-lse" lse "max,LABEL=$ATOMICS_LABELS" # LSE only: needs ARMv8.1
     cross_stage "$CROSS_DIR-llsc" llsc "cortex-a57,LABEL=$ATOMICS_LABELS"
     cross_stage "$CROSS_DIR-builtin" builtin "cortex-a57,LABEL=$ATOMICS_LABELS"
