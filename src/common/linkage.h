@@ -5,7 +5,7 @@
  * (t_linkorder); and to stats.o, whose destructor writes the AXMALLOC_STATS=1 report at exit.
  * The references are undefined symbols the assembler is told of, not names the C code uses:
  * they pull objects into a link and call nothing, so they are no dependency of any layer
- * (tests/t_layers.py names them as its only exceptions). Included by every file of the core
+ * (tests/layers/t_layers.py names them as its only exceptions). Included by every file of the core
  * that its own header does not already cover: state.h includes it. */
 #ifndef AX_LINKAGE_H
 #define AX_LINKAGE_H

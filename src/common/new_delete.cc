@@ -6,7 +6,7 @@
 // This is the library's only C++, and it must not make C programs need libstdc++: a C
 // program links axmalloc.o, or libaxmalloc.a under --whole-archive, and gets this object
 // too. So every symbol it takes from the C++ runtime is a *weak* reference (the list
-// below; tests/t_cxx_weakrefs.sh checks that nothing else is undefined). In a C++ program they
+// below; tests/integration/t_cxx_weakrefs.sh checks that nothing else is undefined). In a C++ program they
 // resolve to libstdc++'s; in a C program they stay 0 and are never reached, since nothing
 // there calls operator new.
 //

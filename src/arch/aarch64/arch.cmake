@@ -24,7 +24,7 @@ if(AX_ATOMICS_BUILTIN AND ax_atomics STREQUAL "runtime")
   set(ax_atomics llsc)
 endif()
 string(TOUPPER "${ax_atomics}" ax_mode)
-# Exported to tests/atomics.cmake, which compiles t_atomic with the same definitions.
+# Exported to tests/platform/platform.cmake, which compiles t_atomic with the same definitions.
 set(AX_ATOMICS_MODE ${ax_atomics})
 set(AX_ATOMICS_DEFINITIONS AX_AARCH64_ATOMICS_${ax_mode})
 set(AX_ATOMICS_OPTIONS "")

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The x86-64 bulk kernels: zero and copy of the allocator's own blocks (calloc, realloc).
- * The dispatcher (src/common/bulk.c), tests/t_bulk.c and bench/bm_bulk.c all expand the
+ * The dispatcher (src/common/bulk.c), tests/platform/t_bulk.c and bench/bm_bulk.c all expand the
  * one list below, so a kernel is tested and benchmarked the moment it is listed.
  * Measurements behind the dispatch plan: docs/bulk.md. */
 #ifndef AX_ARCH_BULK_X86_64_H
@@ -39,7 +39,7 @@
 
 AX_BULK_KERNELS_X86_64(AX_BULK_DECLARE)
 
-/* tests/t_bulk.c also includes the other backend's header to test that backend's kernels
+/* tests/platform/t_bulk.c also includes the other backend's header to test that backend's kernels
  * built through SIMDe: then it defines AX_BULK_FOREIGN and wants the list above only. */
 #ifndef AX_BULK_FOREIGN
 

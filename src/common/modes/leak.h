@@ -126,7 +126,7 @@ AXI_HIDDEN void axi_leak_print_stack(const char *title, uint32_t id);
 /* The scan at exit reads the heap while other threads run: a free, a huge block's realloc or
  * an unmap holds leak.c's gate while it changes what the scan may read, and waits while a
  * scan runs, p (a block going, or NULL) then counted as gone. Nested holds pass. os.c calls
- * them from below (an exception named in tests/t_layers.py). pre: axi_leaks. */
+ * them from below (an exception named in tests/layers/t_layers.py). pre: axi_leaks. */
 AXI_HIDDEN void axi_leak_hold(const void *p);
 AXI_HIDDEN void axi_leak_release(void);
 
