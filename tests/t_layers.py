@@ -29,8 +29,9 @@ LAYERS = [
     ("pages", ["page.c"]),
     ("cache", ["cache.c"]),
     ("heaps", ["heap.c"]),
-    ("modes", ["mte.c", "check.c", "prof_unwind.c", "prof.c", "prof_dump.c", "symbolize.c",
-               "leak_scan.c", "leak.c"]),
+    ("stacks", ["unwind.c", "symbolize.c", "side.c", "depot.c"]),  # src/common/modes/stacks
+    ("modes", ["mte.c", "check.c", "prof.c", "prof_dump.c", "leak_gate.c", "leak_scan.c",
+               "leak.c"]),
     ("lifecycle", ["lifecycle.c"]),
     ("entry", ["ptr.c", "alloc.c", "free.c", "override.c", "stats.c", "ctl.c", "new_delete.cc",
                "cxx_replaced.c"]),

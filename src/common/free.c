@@ -16,6 +16,7 @@
 #include "list.h"
 #include "modes/check.h"
 #include "modes/leak.h"
+#include "modes/leak_gate.h"
 #include "modes/prof.h"
 #include "page.h"
 #include "pagemap.h"
