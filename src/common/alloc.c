@@ -273,7 +273,7 @@ static AX_NOINLINE AX_API void *realloc_irregular(void *p, size_t n) {
     return p;
   }
   if (n > AX_LARGE_MAX && x.kind == AX_PTR_HUGE) {
-    if (ax_unlikely(axi_leaks)) /* (leak.c's gate: while the scan at exit runs, it waits) */
+    if (ax_unlikely(axi_leaks)) /* (leak_gate.c: while the scan at exit runs, it waits) */
       axi_leak_hold(p);
     axi_page_purge_tick(axi_tls_heap); /* (the empty heap has nothing due) */
     void *q = axi_huge_realloc(seg, p, n);

@@ -513,7 +513,7 @@ void axi_prof_init(void) {
   if (!axi_option_num(AXI_OPTION_PROF) && !axi_prof.leaks)
     return;
   axi_prof_unwind_mode = (uint8_t)axi_option_num(AXI_OPTION_PROF_UNWIND); /* (in enum order) */
-  if (axi_check_stacks) {                                                 /* (leak.c) */
+  if (axi_check_stacks) {                                                 /* (check.c) */
     axi_write("axmalloc: heap profiling is not available with checked mode: no profile is "
               "written; its reports name the stacks that allocated and freed each block\n");
     return;

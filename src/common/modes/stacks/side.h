@@ -11,7 +11,7 @@
 /* Each block has one word: a directory of the 4 MiB regions of the 48-bit address space (4,096
  * tables of 16,384 regions), each region's side array one word per 16 bytes (2 MiB, mapped when
  * a block of the region is first recorded, never unmapped: a segment mapped again at the
- * address finds it). What a word holds is its mode's (leak.h, check.c); 0: nothing recorded.
+ * address finds it). What a word holds is its mode's (leak_gate.h, check.c); 0: nothing recorded.
  * The allocating thread writes it, whichever thread frees it clears it: a block has one owner
  * at a time (the program's hand-off, or the allocator's lists, orders the two), so no lock and
  * no atomic RMW. A huge block starts 256 bytes into its header's region, or at a region's start
