@@ -19,8 +19,10 @@
 #include "list.h"
 #include "modes/check.h"
 #include "modes/leak.h"
+#include "modes/leak_gate.h"
 #include "modes/mte.h"
 #include "modes/prof.h"
+#include "modes/stacks/unwind.h"
 #include "page.h"
 #include "pagemap.h"
 #include "ptr.h"
@@ -271,7 +273,7 @@ static AX_NOINLINE AX_API void *realloc_irregular(void *p, size_t n) {
     return p;
   }
   if (n > AX_LARGE_MAX && x.kind == AX_PTR_HUGE) {
-    if (ax_unlikely(axi_leaks)) /* (leak.c's gate: while the scan at exit runs, it waits) */
+    if (ax_unlikely(axi_leaks)) /* (leak_gate.c: while the scan at exit runs, it waits) */
       axi_leak_hold(p);
     axi_page_purge_tick(axi_tls_heap); /* (the empty heap has nothing due) */
     void *q = axi_huge_realloc(seg, p, n);
@@ -407,16 +409,18 @@ void *axi_new_array(size_t n) {
 
 /* ---- constructors run ---------------------------------------------------------------- */
 
-/* Constructors run: the profiler may walk stacks from now on (prof.c). The options are read
- * first (a static program's first malloc may come later than this). */
+/* Constructors run: the modes may walk stacks from now on (stacks/unwind.c). The options are
+ * read first (a static program's first malloc may come later than this). */
 __attribute__((constructor)) static void process_ready(void) {
   axi_heap_get();
+  if (axi_prof_on || axi_leaks || axi_check_stacks) /* (they walk with the same unwinder) */
+    axi_stack_ready();
   axi_prof_ready();
-  if (axi_leaks || axi_check_stacks)
+  if (axi_leaks)
     axi_leak_ready();
   /* checked mode's stacks: the walk from a free (and a malloc) looked up once here, so that a
    * free inside libgcc's registry of unwind tables, which holds the lock a lookup takes, finds
-   * its frames known (prof_unwind.c, in_registry) */
+   * its frames known (stacks/unwind.c, in_registry) */
   if (axi_check_stacks)
     ax_free(ax_malloc(16));
 }

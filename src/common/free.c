@@ -16,6 +16,7 @@
 #include "list.h"
 #include "modes/check.h"
 #include "modes/leak.h"
+#include "modes/leak_gate.h"
 #include "modes/prof.h"
 #include "page.h"
 #include "pagemap.h"
@@ -148,7 +149,7 @@ static AX_NOINLINE AX_API void free_irregular(void *p, const char *fn, size_t si
   switch (x.kind) {
   case AX_PTR_TAGGED:
     return free_tagged(x.b, x.page);
-  case AX_PTR_LEAK: /* no longer live, then freed as the fast path would (leak.c's gate: while
+  case AX_PTR_LEAK: /* no longer live, then freed as the fast path would (leak_gate.c: while
                        the scan at exit runs, it waits) */
     axi_leak_hold(x.b);
     axi_leak_forget(x.page, x.b);

@@ -58,7 +58,7 @@ enum ax_hook_point {
    * closed (leak_scan.c); dl_iterate_phdr's lock is held. arg: NULL. The function may have
    * other threads allocate, not free (frees wait until the scan ends). */
   AX_HOOK_LEAK_SCAN,
-  /* A thread is about to wait at the leak scan's closed gate (leak.c): a free of it, held
+  /* A thread is about to wait at the leak scan's closed gate (leak_gate.c): a free of it, held
    * until the scan ends; its stack is a root of the scan from here. arg: NULL. */
   AX_HOOK_LEAK_WAIT,
   AX_HOOK_POINTS

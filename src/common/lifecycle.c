@@ -58,10 +58,9 @@ static void process_init(void) {
     axi_write("axmalloc: memory tagging is not available with checked mode: off\n");
   axi_mte_init(mte && !axi_checked);
   axi_bulk_init();
-  if (axi_checked)
-    axi_seams.carve = axi_check_carve; /* (page.c) */
-  axi_leak_init(); /* after checked mode and tagging, which rule it out (or keep stacks) */
-  axi_prof_init(); /* after those three, which rule it out */
+  axi_check_init(); /* its seam, and its blocks' stacks (stacks/depot.c) */
+  axi_leak_init();  /* after checked mode and tagging, which rule it out */
+  axi_prof_init();  /* after those three, which rule it out */
   axi_malloc_hooked = axi_prof_on || axi_leaks;
   if (axi_options.verbose)
     axi_write("axmalloc: version %d.%d, arch %s, cpu features: %s\n"

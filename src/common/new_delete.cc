@@ -54,8 +54,8 @@ std::new_handler ax_cxx_get_new_handler() __asm__("_ZSt15get_new_handlerv") __at
 }
 
 #define AX_EXPORT __attribute__((visibility("default")))
-// The allocation entry points' section: the heap profiler drops the frames up to the last one
-// in it (prof.c).
+// The allocation entry points' section: the stack walk drops the frames up to the last one in
+// it (modes/stacks/unwind.c).
 #define AX_API __attribute__((section("axmalloc_api")))
 
 namespace {

@@ -91,8 +91,8 @@ bool axi_os_commit(void *p, size_t size) {
 }
 
 /* In leak mode the checker's scan at exit reads what is mapped while other threads run: an
- * unmap, and a resize or move of a mapping, waits while it runs (leak.c's axi_leak_hold, through
- * its seam: state.h). */
+ * unmap, and a resize or move of a mapping, waits while it runs (leak_gate.c's axi_leak_hold,
+ * through its seam: state.h). */
 void axi_os_unmap(void *p, size_t size) {
   bool held = axi_seams.unmap_hold != NULL;
   if (held)
@@ -329,8 +329,8 @@ int axi_os_access(const char *path, int mode) {
   return (int)syscall(SYS_faccessat, AT_FDCWD, path, mode);
 }
 
-/* The leak checker's symbols (symbolize.c): a file read whole, read-only; its size; where a
- * link points (/proc/self/exe). */
+/* The symbols of the modes' stacks (modes/stacks/symbolize.c): a file read whole, read-only;
+ * its size; where a link points (/proc/self/exe). */
 void *axi_os_map_file(int fd, size_t size) {
   void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
   return p == MAP_FAILED ? NULL : p;

@@ -21,15 +21,16 @@ AXI_HIDDEN extern const char *axi_mte_state; /* "on", "off", "unavailable" */
 /* Sampling heap profiler on (prof.c): AXMALLOC_PROF=1, not with checked mode or tagging.
  * Set once by process init, before the first page exists; read on slow paths only. */
 AXI_HIDDEN extern bool axi_prof_on;
-/* How the profiler walks stacks: AXMALLOC_PROF_UNWIND=libgcc|check (default: the table) */
+/* How stacks are walked (modes/stacks/unwind.c): AXMALLOC_PROF_UNWIND=libgcc|check (default: the
+ * table) */
 enum { AX_UNWIND_TABLE, AX_UNWIND_LIBGCC, AX_UNWIND_CHECK };
 AXI_HIDDEN extern uint8_t axi_prof_unwind_mode;
 /* The exact leak checker on (leak.c): AXMALLOC_LEAKS=1 or all, not with checked mode or
  * tagging. Set once by process init, before the first page exists; 2: all (the still
  * reachable blocks reported too). */
 AXI_HIDDEN extern uint8_t axi_leaks;
-/* Checked mode keeps every block's stacks for its reports (leak.c, check.c): AXMALLOC_CHECK=1
- * with AXMALLOC_PROF=1. Set once by process init. */
+/* Checked mode keeps every block's stacks for its reports (check.c, modes/stacks/):
+ * AXMALLOC_CHECK=1 with AXMALLOC_PROF=1. Set once by process init. */
 AXI_HIDDEN extern bool axi_check_stacks;
 /* The profiler or the leak checker is on: malloc's slow path goes to them. Set once by process
  * init, with them. */
@@ -43,8 +44,8 @@ typedef struct axi_seams {
   /* checked mode (check.c, set by lifecycle.c): the blocks a page just carved get its free
    * pattern (page.c) */
   void (*carve)(ax_page_t *page, ax_block_t *first, uint32_t n);
-  /* the leak checker (leak.c): an unmap, resize or move of a mapping waits while its scan at
-   * exit reads memory (os.c); see axi_leak_hold */
+  /* the leak checker (leak.c, leak_gate.c): an unmap, resize or move of a mapping waits while
+   * its scan at exit reads memory (os.c); see axi_leak_hold */
   void (*unmap_hold)(const void *p);
   void (*unmap_release)(void);
   /* the heap profiler (prof_grant.c): what the fast paths may take before a sample. A class's

@@ -28,7 +28,8 @@
 #define ax_unlikely(x) __builtin_expect(!!(x), 0)
 #define AX_NOINLINE __attribute__((noinline))
 /* The functions a sampled malloc passes through, from the program's call to the stack walk,
- * live in one section: the profiler drops the frames up to the last one in it (prof.c). */
+ * live in one section: the stack walk drops the frames up to the last one in it
+ * (modes/stacks/unwind.c). */
 #define AX_API __attribute__((section("axmalloc_api")))
 
 /* ---- geometry ------------------------------------------------------------------- */
@@ -363,7 +364,7 @@ typedef struct ax_heap {
   char inbox_pad[64 - sizeof(ax_atomic_word)];
   int active;               /* axi_heap_foreach skips heaps not in use */
   struct ax_heap *all_next; /* every heap ever made, newest first (pool.c) */
-  /* The heap profiler's last walks (prof_unwind.c), mapped at the heap's first; kept when a
+  /* The heap profiler's last walks (modes/stacks/unwind.c), mapped at the heap's first; kept when a
    * new thread takes the heap over, whose walks check them as any. */
   struct ax_prof_memo *prof_memo;
   /* checked mode's quarantine ring, mapped at its first free; kept with the heap (empty) */

@@ -7,8 +7,8 @@ set -eu
 nm=$1 obj=$2
 strong=$("$nm" -u "$obj" | awk '$1 == "U" { print $2 }')
 echo "strong undefined symbols of $obj:"; echo "$strong" | sed 's/^/  /'
-# _Unwind_Backtrace, _Unwind_GetIP and _Unwind_Find_FDE (the heap profiler's stack walk, prof.c
-# and prof_unwind.c) are libgcc's, which every gcc link of a C program has (libgcc_s, or
+# _Unwind_Backtrace, _Unwind_GetIP and _Unwind_Find_FDE (the stack walk of the modes,
+# modes/stacks/unwind.c) are libgcc's, which every gcc link of a C program has (libgcc_s, or
 # libgcc_eh with -static).
 bad=$(echo "$strong" | grep -E '^(_Z|__cxa_|__gxx_|_Unwind_)' |
   grep -vxE '_Unwind_Backtrace|_Unwind_GetIP|_Unwind_Find_FDE' || true)

@@ -47,9 +47,11 @@ LAYERS = [
     ("pages", "queues, the direct table, full pages, slow paths, heap-wide walks", ["page.c"]),
     ("cache", "mid-size blocks freed by their owner", ["cache.c"]),
     ("heaps", "trim, refused mappings and retry, purge ticks", ["heap.c"]),
+    ("stacks", "stack recording for the modes: the walk, names, the depot of stacks, a side word "
+     "per block (`modes/stacks/`)", ["stacks.h", "unwind.c", "symbolize.c", "side.c", "depot.c"]),
     ("modes", "checked mode, tagging, the heap profiler, the leak checker (`modes/`)",
-     ["mte.c", "check.c", "prof_unwind.c", "prof_grant.c", "prof.c", "prof_dump.c", "symbolize.c",
-      "leak_scan.c", "leak.c"]),
+     ["mte.c", "check.c", "prof_grant.c", "prof.c", "prof_dump.c", "leak_gate.c", "leak_scan.c",
+      "leak.c"]),
     ("lifecycle", "process init, thread start and exit, fork's handlers", ["lifecycle.c"]),
     ("entry", "the API: the malloc family, free, the extras, statistics, `ax_ctl`, C++",
      ["ptr.c", "alloc.c", "free.c", "override.c", "stats.c", "ctl.c", "cxx_ops.h",

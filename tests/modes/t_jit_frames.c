@@ -5,7 +5,7 @@
  * frees it holding the same lock). Under the modes that walk a stack at every malloc or free,
  * or at a sampled one (checked mode with AXMALLOC_PROF=1, the leak checker, the profiler at
  * AXMALLOC_PROF_SAMPLE=1: tests/modes/modes.cmake), a walk that looked a return address up inside
- * the registry waited for that lock for ever (prof_unwind.c, in_registry). The table is a
+ * the registry waited for that lock for ever (modes/stacks/unwind.c, in_registry). The table is a
  * copy of the program's own .eh_frame (found through PT_GNU_EH_FRAME). The ctest TIMEOUT
  * turns a hang into a failure. */
 #define _GNU_SOURCE

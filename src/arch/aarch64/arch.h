@@ -35,7 +35,7 @@ const char *ax_arch_cpu_features(void);
  * prohibited (DCZID_EL0.DZP) or ax_arch_cpu_detect has not run. */
 size_t ax_arch_dczva_size(void);
 
-/* DWARF register numbers for the heap profiler's stack walk (prof_unwind.c): the stack
+/* DWARF register numbers for the heap profiler's stack walk (modes/stacks/unwind.c): the stack
  * pointer (sp), the frame pointer (x29) and the return address (x30, the link register). */
 #define AX_DWARF_SP 31
 #define AX_DWARF_FP 29

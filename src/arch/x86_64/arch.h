@@ -29,7 +29,7 @@ static inline void ax_arch_pause(void) { __builtin_ia32_pause(); }
 void ax_arch_cpu_detect(void);
 const char *ax_arch_cpu_features(void);
 
-/* DWARF register numbers for the heap profiler's stack walk (prof_unwind.c): the stack
+/* DWARF register numbers for the heap profiler's stack walk (modes/stacks/unwind.c): the stack
  * pointer (rsp), the frame pointer (rbp) and the return address (the return address column). */
 #define AX_DWARF_SP 7
 #define AX_DWARF_FP 6

@@ -43,7 +43,7 @@
  * then go back in batches to their owners as in the default mode (remote.c).
  *
  * With AXMALLOC_PROF=1 (axi_check_stacks) every block keeps the stack that allocated it and,
- * while it is held, the one that freed it, in its side word (leak.h, at the block's start:
+ * while it is held, the one that freed it, in its side word (stacks/side.h, at the block's start:
  * the allocation's id in the low half, the free's in the high half); a report prints them
  * after the stack that found the error. Every function here on the way from an entry point
  * to a walk is in the entry points' section (AX_API), so that the stacks start at the
@@ -61,7 +61,8 @@
 #include "heap.h"
 #include "huge.h"
 #include "list.h"
-#include "modes/leak.h"
+#include "modes/stacks/stacks.h"
+#include "options.h"
 #include "os.h"
 #include "page.h"
 #include "pagemap.h"
@@ -162,30 +163,30 @@ static inline size_t zeroed_end(size_t bs) { return bs <= ZERO_ALL ? bs : 8 + ZE
 
 static inline void stacks_alloc(uintptr_t b) {
   if (ax_unlikely(axi_check_stacks))
-    axi_leak_set(b, axi_leak_stack_here());
+    axi_side_set(b, axi_stack_here());
 }
 /* (A free inside libgcc's registry of unwind tables, which holds the lock a lookup takes, is
- * walked up to its frame there only: prof_unwind.c, in_registry. A static program's exit
+ * walked up to its frame there only: stacks/unwind.c, in_registry. A static program's exit
  * frees its sorted tables that way, in __do_global_dtors_aux.) */
 static inline void stacks_free(uintptr_t b) {
   if (ax_unlikely(axi_check_stacks))
-    axi_leak_set(b, (uint64_t)axi_leak_stack_here() << 32 | (uint32_t)axi_leak_get(b));
+    axi_side_set(b, (uint64_t)axi_stack_here() << 32 | (uint32_t)axi_side_get(b));
 }
 static inline void stacks_clear(uintptr_t b) {
   if (ax_unlikely(axi_check_stacks))
-    axi_leak_set(b, 0);
+    axi_side_set(b, 0);
 }
 
 /* A report's end, its first line written: where the error was found and, for the block at b
  * (0: none), the stacks that allocated and freed it, when kept; then abort. */
 static AX_API __attribute__((noreturn, noinline)) void die(uintptr_t b) {
   if (axi_check_stacks) {
-    uint64_t v = b ? axi_leak_get(b) : 0;
-    axi_leak_print_stack("found at", axi_leak_stack_here());
+    uint64_t v = b ? axi_side_get(b) : 0;
+    axi_stack_print("found at", axi_stack_here());
     if ((uint32_t)v)
-      axi_leak_print_stack("allocated at", (uint32_t)v);
+      axi_stack_print("allocated at", (uint32_t)v);
     if (v >> 32)
-      axi_leak_print_stack("freed at", (uint32_t)(v >> 32));
+      axi_stack_print("freed at", (uint32_t)(v >> 32));
   }
   abort();
 }
@@ -684,10 +685,10 @@ AX_API void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size
     AX_TRACK_MALLOC(area, seg->map_size - ((uintptr_t)area - (uintptr_t)seg), 0);
     void *q = axi_huge_realloc(seg, area, lv.front + n + HUGE_CANARY);
     if (q) {
-      uint64_t v = axi_check_stacks ? axi_leak_get((uintptr_t)area) : 0;
+      uint64_t v = axi_check_stacks ? axi_side_get((uintptr_t)area) : 0;
       stacks_clear((uintptr_t)area);
       if (v)
-        axi_leak_set((uintptr_t)q, v); /* (the block moved: its stacks follow) */
+        axi_side_set((uintptr_t)q, v); /* (the block moved: its stacks follow) */
       return huge_live(axi_huge_segment_of(q), n, lv.front, lv.n);
     }
     AX_TRACK_FREE(area);
@@ -730,4 +731,22 @@ AX_API size_t axi_check_usable(const ax_ptr_t *x, const void *p) {
   AX_TRACK_NOACCESS((const char *)p - lv.front, lv.front);
   AX_TRACK_NOACCESS((char *)p + lv.n, x->page->block_size - lv.front - lv.n);
   return lv.n;
+}
+
+/* ---- init ---------------------------------------------------------------------------------- */
+
+/* Checked mode's seam (page.c's carve) and, with AXMALLOC_PROF=1, its blocks' stacks
+ * (axi_check_stacks): the stack depot and the side words, without the leak check at exit.
+ * pre: process init, after checked mode and tagging are decided, before the leak checker's and
+ * the profiler's (which checked mode rules out, or whose unwinder it uses). */
+void axi_check_init(void) {
+  if (!axi_checked)
+    return;
+  axi_seams.carve = axi_check_carve; /* (page.c) */
+  if (!axi_option_num(AXI_OPTION_PROF))
+    return;
+  if (axi_stack_depot_map())
+    axi_check_stacks = true;
+  else
+    axi_write("axmalloc: no memory for checked mode's allocation stacks: none kept\n");
 }

@@ -17,5 +17,6 @@ AXI_HIDDEN void axi_check_uncount(const ax_heap_t *heap, uint64_t *class_live);
 AXI_HIDDEN void *axi_check_realloc(ax_heap_t *heap, const ax_ptr_t *x, void *p, size_t size);
 AXI_HIDDEN size_t axi_check_usable(const ax_ptr_t *x, const void *p);
 AXI_HIDDEN void axi_check_carve(ax_page_t *page, ax_block_t *first, uint32_t n);
+AXI_HIDDEN void axi_check_init(void);
 
 #endif

@@ -5,11 +5,12 @@
  * bss, GOT) but the allocator's own, the exiting thread's stack from its stack pointer up (its
  * registers spilled there first) and its static TLS; every aligned word in them that points
  * into a live block (its start or inside it) marks the block, and each block marked is scanned
- * in turn (a worklist, not recursion). The live blocks are the non-zero side words (leak.h);
- * a word is tested in two loads of the page map and a division, a huge block by its header,
- * the first segment at or before the word's (the segment map). What is not marked is lost.
+ * in turn (a worklist, not recursion). The live blocks are the non-zero side words
+ * (stacks/side.h); a word is tested in two loads of the page map and a division, a huge block
+ * by its header, the first segment at or before the word's (the segment map). What is not
+ * marked is lost.
  *
- * Other threads may still run. The heap holds still for the scan all the same (leak.c's gate):
+ * Other threads may still run. The heap holds still for the scan all the same (leak_gate.c):
  * it closes the gate first, so that no free, huge realloc or unmap is under way or starts
  * before it opens it again. Every block live then keeps its memory and its word; a block
  * freed meanwhile is gone (followed, not counted), one made meanwhile new (followed, not
@@ -17,7 +18,7 @@
  * block that counts, and every address taken from it is checked against its region before a
  * word is read there. A thread waiting at the gate is stopped: its stack is a root (a realloc
  * waiting in its free holds the new block in a register); of a thread that runs, only its last
- * blocks made before the gate closed are (leak.c's ring): a block only its stack holds
+ * blocks made before the gate closed are (leak_gate.c's ring): a block only its stack holds
  * otherwise is reported. The roots are read again before the count: what another thread
  * stored there meanwhile is found. dl_iterate_phdr's lock is held from before the gate closes
  * until it opens (a thread waiting at the gate cannot be holding it).
@@ -30,9 +31,12 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include "modes/leak_scan.h"
+
 #include "hooks.h"
 #include "huge.h"
-#include "modes/leak.h"
+#include "modes/leak_gate.h"
+#include "modes/stacks/stacks.h"
 #include "os.h"
 #include "pagemap.h"
 #include "segment.h"
@@ -96,9 +100,9 @@ static void visit_region(uintptr_t r, ax_atomic_word *side, visit_fn fn) {
 
 /* fn on every live block, in address order. */
 static void walk_live(visit_fn fn) {
-  for (size_t i = 0; i < AX_LEAK_L1; i++) {
-    ax_atomic_word *l2 = (ax_atomic_word *)ax_atomic_load_acquire(&axi_leak_dir[i]);
-    for (size_t j = 0; l2 && j < AX_LEAK_L2; j++) {
+  for (size_t i = 0; i < AX_SIDE_L1; i++) {
+    ax_atomic_word *l2 = (ax_atomic_word *)ax_atomic_load_acquire(&axi_side_dir[i]);
+    for (size_t j = 0; l2 && j < AX_SIDE_L2; j++) {
       ax_atomic_word *side = (ax_atomic_word *)ax_atomic_load_acquire(&l2[j]);
       if (side)
         visit_region((uintptr_t)i << 36 | (uintptr_t)j << AX_SEGMENT_SHIFT, side, fn);
@@ -114,7 +118,7 @@ typedef struct work {
 
 /* In memory of its own, not in our data: a static program's data is a root. */
 static struct scan {
-  uintptr_t lo, hi; /* every recorded block's span (leak.c): a cheap first test */
+  uintptr_t lo, hi; /* every recorded block's span (stacks/side.h): a cheap first test */
   uintptr_t back;   /* how many segments before a word a huge block's header may be */
   work_t *work;
   size_t nwork, cap;
@@ -124,9 +128,9 @@ static struct scan {
 
 /* The recorded blocks' span and the largest, as they are now: new blocks may widen them. */
 static void bounds(void) {
-  S->lo = ~ax_atomic_load_relaxed(&axi_leak_lo);
-  S->hi = ~ax_atomic_load_relaxed(&axi_leak_hi);
-  S->back = (ax_atomic_load_relaxed(&axi_leak_max) >> AX_SEGMENT_SHIFT) + 2;
+  S->lo = ~ax_atomic_load_relaxed(&axi_side_lo);
+  S->hi = ~ax_atomic_load_relaxed(&axi_side_hi);
+  S->back = (ax_atomic_load_relaxed(&axi_side_max) >> AX_SEGMENT_SHIFT) + 2;
 }
 
 static void push(uintptr_t b, uintptr_t len) {
@@ -179,7 +183,7 @@ static void reach_huge(uintptr_t v) {
   uintptr_t b = seg->pages[0].area;
   if (seg->kind != AX_KIND_HUGE || b < r || b > r + AX_SEGMENT_SIZE || v < b)
     return;
-  ax_atomic_word *w = axi_leak_word(b);
+  ax_atomic_word *w = axi_side_word(b);
   uintptr_t word = w ? ax_atomic_load_relaxed(w) : 0;
   if (word && v - b < (block_len(b, word) ? block_len(b, word) : 1))
     reach(b, w);
@@ -198,7 +202,7 @@ static inline void consider(uintptr_t v) {
   uintptr_t k = (v - area) / bs;
   if (k >= page->capacity)
     return;
-  ax_atomic_word *w = axi_leak_word(area + k * bs);
+  ax_atomic_word *w = axi_side_word(area + k * bs);
   if (w)
     reach(area + k * bs, w);
 }
@@ -327,7 +331,7 @@ static void tally(uintptr_t b, ax_atomic_word *w) {
     return;
   unsigned k = (v & AX_LEAK_REACHED) != 0;
   uint64_t size = block_len(b, v);
-  ax_leak_stack_t *s = axi_leak_stack((uint32_t)(v & AX_LEAK_ID));
+  ax_depot_stack_t *s = axi_stack_of((uint32_t)(v & AX_LEAK_ID));
   s->n[k]++;
   s->bytes[k] += size;
   tally_sum->n[k]++;

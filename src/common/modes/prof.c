@@ -22,7 +22,6 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
-#include <unwind.h>
 
 #include "modes/prof.h"
 
@@ -42,28 +41,14 @@
 #include "state.h"
 #include "thp.h"
 
-/* Constructors run, and the unwinder was warmed up: stacks can be walked. A static program's
- * libc allocates while it starts up, before the unwinder can find a frame's tables (it aborts
- * there): nothing is sampled before this, and those few allocations are not in the profile. */
+/* Constructors run, and the unwinder was warmed up (stacks/unwind.c, axi_stack_ready): stacks
+ * can be walked. A static program's libc allocates while it starts up, before the unwinder can
+ * find a frame's tables (it aborts there): nothing is sampled before this, and those few
+ * allocations are not in the profile. */
 static bool ready;
 
-static _Unwind_Reason_Code first_frame(struct _Unwind_Context *ctx, void *arg) {
-  return _URC_END_OF_STACK;
-}
-
-/* The first walk through frames registered with libgcc (a static program's: crtbeginT
- * registers them) sorts their tables, with malloc, holding libgcc's lock. Were that malloc
- * sampled, the sample's walk would wait for the same lock: a thread cancelled (its forced
- * unwind walking first) deadlocked there (glibc's tst-malloc-stats-cancellation, -static,
- * AXMALLOC_PROF_SAMPLE=4096). So that first walk happens here, before anything is sampled.
- * pre: process init done; called once, from a constructor (lifecycle.c). */
-void axi_prof_ready(void) {
-  if (axi_prof_on || axi_leaks || axi_check_stacks) { /* (they walk with the same unwinder) */
-    _Unwind_Backtrace(first_frame, NULL);
-    axi_prof_unwind_ready();
-  }
-  ready = true;
-}
+/* pre: process init done; called once, from a constructor (alloc.c), after axi_stack_ready. */
+void axi_prof_ready(void) { ready = true; }
 
 /* ---- random intervals ----------------------------------------------------------------- */
 
@@ -175,8 +160,8 @@ static AX_API void *malloc_as_usual(ax_heap_t *heap, size_t size, bool zero) {
  * own, so that the stack of return addresses (800 bytes) is not on every profiled slow path's
  * stack: 1,271 bytes there, 450 without (t_stack). */
 static AX_NOINLINE AX_API void *malloc_sampled(ax_heap_t *heap, size_t size, bool zero) {
-  ax_prof_stack_t st;
-  axi_prof_capture(heap, &st);
+  ax_stack_t st;
+  axi_stack_capture(heap, &st);
   return axi_prof_sampled(heap, size, zero, &st);
 }
 
@@ -210,64 +195,6 @@ AX_NOINLINE AX_API void *axi_prof_malloc(ax_heap_t *heap, size_t size, bool zero
   return p;
 }
 
-/* ---- stacks ---------------------------------------------------------------------------- */
-
-_Unwind_Reason_Code axi_prof_walk_frame(struct _Unwind_Context *ctx, void *arg) {
-  ax_prof_stack_t *st = arg;
-  uintptr_t pc = _Unwind_GetIP(ctx);
-  if (pc == 0)
-    return _URC_END_OF_STACK;
-  st->pc[st->n++] = pc;
-  return st->n == AX_PROF_OURS + AX_PROF_DEPTH ? _URC_END_OF_STACK : _URC_NO_REASON;
-}
-
-/* AXMALLOC_PROF_UNWIND=check: the stacks compared (those of them from the memo), and those
- * libgcc walked alone */
-static ax_atomic_word walks_table, walks_memo, walks_libgcc;
-
-static void print_stack(const char *what, const uintptr_t *pc, unsigned n) {
-  axi_write("axmalloc: %s:", what);
-  for (unsigned i = 0; i < n; i++)
-    axi_write(" %p", (void *)pc[i]);
-  axi_write("\n");
-}
-
-/* libgcc's walk of st, from the caller's frame: where axi_prof_unwind could not walk it
- * (st->n == 0), or, with AXMALLOC_PROF_UNWIND=check, beside it: both must give the same
- * program frames, or the process aborts naming both. */
-AX_NOINLINE void axi_prof_walk_libgcc(ax_prof_stack_t *st) {
-  if (st->n == 0) {
-    _Unwind_Backtrace(axi_prof_walk_frame, st);
-    axi_prof_stack_key(st);
-    if (axi_prof_unwind_mode == AX_UNWIND_CHECK)
-      ax_atomic_fetch_add_relaxed(&walks_libgcc, 1);
-    return;
-  }
-  ax_prof_stack_t ref = {0};
-  _Unwind_Backtrace(axi_prof_walk_frame, &ref);
-  unsigned d1, d2, f1 = axi_prof_program_frames(st, &d1), f2 = axi_prof_program_frames(&ref, &d2);
-  if (d1 != d2 || memcmp(st->pc + f1, ref.pc + f2, d1 * sizeof st->pc[0]) != 0) {
-    axi_write_to_saved_stderr();
-    print_stack("stack walked from the unwind table rules", st->pc + f1, d1);
-    print_stack("stack walked by libgcc's _Unwind_Backtrace", ref.pc + f2, d2);
-    axi_write("axmalloc: AXMALLOC_PROF_UNWIND=check: the two walks differ\n");
-    abort();
-  }
-  ax_atomic_fetch_add_relaxed(&walks_table, 1);
-  if (st->memo)
-    ax_atomic_fetch_add_relaxed(&walks_memo, 1);
-}
-
-/* AXMALLOC_PROF_UNWIND=check, at exit: how many stacks were compared. */
-__attribute__((destructor)) static void unwind_report(void) {
-  if (axi_prof_on && axi_prof_unwind_mode == AX_UNWIND_CHECK)
-    axi_write("axmalloc: AXMALLOC_PROF_UNWIND=check: %llu stacks walked from the table "
-              "(%llu of them from the memo) and by libgcc, the same; %llu by libgcc alone\n",
-              (unsigned long long)ax_atomic_load_relaxed(&walks_table),
-              (unsigned long long)ax_atomic_load_relaxed(&walks_memo),
-              (unsigned long long)ax_atomic_load_relaxed(&walks_libgcc));
-}
-
 /* A slot of the sampled blocks (below). */
 typedef struct ax_slot {
   struct ax_prof_bucket *bucket; /* NULL: a sample whose bucket could not be made */
@@ -293,7 +220,7 @@ static void *arena_take(size_t n) {
   return p;
 }
 
-/* The hash of a bucket: its stack's (axi_prof_stack_key) with the size. */
+/* The hash of a bucket: its stack's (axi_stack_key) with the size. */
 static uint64_t bucket_hash(uint64_t stack, size_t size) {
   uint64_t h = (stack ^ size) * 0x9e3779b97f4a7c15ull;
   return h ^ h >> 32;
@@ -338,7 +265,7 @@ static ax_prof_bucket_t *bucket_make(uint64_t h, const uintptr_t *pc, unsigned d
 /* A sample of size bytes, taken at st: the huge block of seg, or the block of slot. Its
  * stack goes to the profile, and the block names its bucket (no other thread sees the block
  * yet). The lock only to make a bucket: a stack sampled before finds its own without it. */
-static void record(const ax_prof_stack_t *st, ax_segment_t *seg, ax_slot_t *slot, size_t size) {
+static void record(const ax_stack_t *st, ax_segment_t *seg, ax_slot_t *slot, size_t size) {
   uint64_t h = bucket_hash(st->hash, size);
   const uintptr_t *pc = st->pc + st->first;
   ax_prof_bucket_t *b = bucket_find(h, pc, st->depth, size);
@@ -514,7 +441,7 @@ size_t axi_prof_slot_size(const char *fn, ax_segment_t *seg, const void *p) {
  * in a slot, or above 64 KiB a huge block, aligned as the class's blocks are (aligned_alloc
  * picks classes by their alignment; the pages of classes past 8 KiB give up to 64 KiB).
  * post: the block, or NULL (ENOMEM). */
-void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero, const ax_prof_stack_t *st) {
+void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero, const ax_stack_t *st) {
   size_t bsize = axi_class_size(axi_class_of(size));
   if (bsize > AX_SLOT_MAX) {
     size_t align = bsize & -bsize;
@@ -565,8 +492,8 @@ static bool huge_due(ax_heap_t *heap, void *p, size_t size) {
 AX_API AX_NOINLINE void axi_prof_huge(void *p, size_t size) {
   ax_heap_t *heap = axi_tls_heap;
   if (huge_due(heap, p, size)) {
-    ax_prof_stack_t st;
-    axi_prof_capture(heap, &st);
+    ax_stack_t st;
+    axi_stack_capture(heap, &st);
     record(&st, axi_huge_segment_of(p), NULL, size);
   }
 }
@@ -586,7 +513,7 @@ void axi_prof_init(void) {
   if (!axi_option_num(AXI_OPTION_PROF) && !axi_prof.leaks)
     return;
   axi_prof_unwind_mode = (uint8_t)axi_option_num(AXI_OPTION_PROF_UNWIND); /* (in enum order) */
-  if (axi_check_stacks) {                                                 /* (leak.c) */
+  if (axi_check_stacks) {                                                 /* (check.c) */
     axi_write("axmalloc: heap profiling is not available with checked mode: no profile is "
               "written; its reports name the stacks that allocated and freed each block\n");
     return;
@@ -641,7 +568,7 @@ static void slots_rebuild(void) {
  * Unless this very thread holds it: a signal handler forked inside its critical section, which
  * goes on after the handler returns, in the child too. */
 void axi_prof_fork_child(void) {
-  axi_prof_unwind_fork_child();
+  axi_stack_fork_child();
   if (ax_atomic_load_relaxed(&axi_prof.lock.word) == axi_lock_holder())
     return;
   ax_atomic_store_relaxed(&axi_prof.lock.word, 0);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The heap profiler's stack walk: libgcc's unwind tables, read once per return address.
+/* The stack walk: libgcc's unwind tables, read once per return address. The heap profiler's
+ * samples, the leak checker's blocks and checked mode's blocks all take their stacks here
+ * (axi_stack_capture, unwind.h).
  *
  * libgcc's _Unwind_Backtrace finds each frame's FDE and runs its CIE's and FDE's call-frame
  * programs again for every frame of every walk: about 1,500 instructions a frame. Yet what a
@@ -25,11 +27,14 @@
  * keeps its last walks with the words they read, and reads those again (the memo, below).
  */
 #define _GNU_SOURCE
+#include <stdlib.h>
 #include <string.h>
 #include <unwind.h>
 
-#include "modes/prof.h"
+#include "modes/stacks/unwind.h"
+
 #include "os.h"
+#include "print.h"
 
 /* ---- the program's frames of a stack, and their hash ------------------------------------ */
 
@@ -37,23 +42,23 @@
 extern const char __start_axmalloc_api[] AXI_HIDDEN;
 extern const char __stop_axmalloc_api[] AXI_HIDDEN;
 
-bool axi_prof_in_api(uintptr_t ret) { /* a return address: one past its call */
+bool axi_stack_in_api(uintptr_t ret) { /* a return address: one past its call */
   return ret > (uintptr_t)__start_axmalloc_api && ret <= (uintptr_t)__stop_axmalloc_api;
 }
 
-/* The program's part of a stack axi_prof_capture took: everything after the last return into
+/* The program's part of a stack axi_stack_capture took: everything after the last return into
  * the allocator's entry points. post: its first frame's index; *depth frames. */
-unsigned axi_prof_program_frames(const ax_prof_stack_t *st, unsigned *depth) {
+unsigned axi_stack_program_frames(const ax_stack_t *st, unsigned *depth) {
   unsigned first = 0;
-  for (unsigned i = 0; i < st->n && i < AX_PROF_OURS; i++)
-    if (axi_prof_in_api(st->pc[i]))
+  for (unsigned i = 0; i < st->n && i < AX_STACK_OURS; i++)
+    if (axi_stack_in_api(st->pc[i]))
       first = i + 1;
   unsigned d = st->n - first;
-  *depth = d < AX_PROF_DEPTH ? d : AX_PROF_DEPTH;
+  *depth = d < AX_STACK_DEPTH ? d : AX_STACK_DEPTH;
   return first;
 }
 
-/* The hash of a stack (axi_prof_stack_key). */
+/* The hash of a stack (axi_stack_key). */
 static uint64_t stack_hash(const uintptr_t *pc, unsigned depth) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned i = 0; i < depth; i++) {
@@ -64,8 +69,8 @@ static uint64_t stack_hash(const uintptr_t *pc, unsigned depth) {
   return h;
 }
 
-void axi_prof_stack_key(ax_prof_stack_t *st) {
-  st->first = axi_prof_program_frames(st, &st->depth);
+void axi_stack_key(ax_stack_t *st) {
+  st->first = axi_stack_program_frames(st, &st->depth);
   st->hash = stack_hash(st->pc + st->first, st->depth);
 }
 
@@ -92,7 +97,7 @@ extern void __register_frame_info(const void *begin, void *ob);
 extern void *__deregister_frame_info(const void *begin);
 extern void __register_frame(void *begin);
 extern void __deregister_frame(void *begin);
-static uintptr_t registry_lo, registry_hi; /* [lo, hi): set once by axi_prof_unwind_ready */
+static uintptr_t registry_lo, registry_hi; /* [lo, hi): set once by axi_stack_ready */
 
 static bool in_registry(uintptr_t ret) { /* (ret - 1: the call) */
   return ret > registry_lo && ret - registry_lo <= registry_hi - registry_lo;
@@ -465,7 +470,7 @@ static rule_t derive(uintptr_t pc) {
 
 /* The registry's bounds (in_registry), from the exported functions and _Unwind_Find_FDE's own
  * FDE: once, from a constructor, before a walk can meet the registry's lock held. */
-void axi_prof_unwind_ready(void) {
+static void registry_bounds(void) {
   const uintptr_t at[] = {(uintptr_t)&__register_frame_info, (uintptr_t)&__deregister_frame_info,
                           (uintptr_t)&__register_frame, (uintptr_t)&__deregister_frame};
   uintptr_t lo = at[0], hi = (uintptr_t)&_Unwind_Find_FDE;
@@ -480,6 +485,24 @@ void axi_prof_unwind_ready(void) {
     range = 1;
   registry_lo = lo > 4096 ? lo - 4096 : 0;
   registry_hi = hi + (uintptr_t)range;
+}
+
+static _Unwind_Reason_Code first_frame(struct _Unwind_Context *ctx, void *arg) {
+  return _URC_END_OF_STACK;
+}
+
+/* The first walk through frames registered with libgcc (a static program's: crtbeginT
+ * registers them) sorts their tables, with malloc, holding libgcc's lock. Were that malloc
+ * sampled, the sample's walk would wait for the same lock: a thread cancelled (its forced
+ * unwind walking first) deadlocked there (glibc's tst-malloc-stats-cancellation, -static,
+ * AXMALLOC_PROF_SAMPLE=4096). So that first walk happens here, before anything is sampled or
+ * recorded; then the registry's bounds. pre: process init done; called once, from a
+ * constructor (alloc.c), when a mode walks stacks. */
+bool axi_stack_walkable;
+void axi_stack_ready(void) {
+  _Unwind_Backtrace(first_frame, NULL);
+  registry_bounds();
+  axi_stack_walkable = true;
 }
 
 /* ---- the table of rules -------------------------------------------------------------------- */
@@ -573,7 +596,7 @@ static void keep(uintptr_t pc, uint64_t code, rule_t r) {
   ax_atomic_store_release(&fill_lock, 0);
 }
 
-void axi_prof_unwind_fork_child(void) { ax_atomic_store_relaxed(&fill_lock, 0); }
+void axi_stack_fork_child(void) { ax_atomic_store_relaxed(&fill_lock, 0); }
 
 /* ---- the memo of a thread's last walks ------------------------------------------------------ */
 
@@ -602,7 +625,7 @@ typedef struct memo {
   uint64_t used;           /* the memo's clock when last found */
   bool fp0_used;
   uint8_t nreads;
-  uint8_t n, first, depth; /* the stack's frames, and the program's (axi_prof_stack_key) */
+  uint8_t n, first, depth; /* the stack's frames, and the program's (axi_stack_key) */
   uint64_t hash;
   uintptr_t pc[MEMO_FRAMES];
   memo_read_t read[MEMO_READS];
@@ -665,7 +688,7 @@ static unsigned walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t *out, u
   while (pc != 0 && n < max) {
     out[n++] = pc;
     uint64_t code = code_at(pc);
-    if ((pc & 4095) >= 8 && !axi_prof_in_api(pc)) /* (our own code stays) */
+    if ((pc & 4095) >= 8 && !axi_stack_in_api(pc)) /* (our own code stays) */
       note(m, (const void *)(pc - 8), code);
     rule_t r;
     if (!lookup(pc, code, &r)) {
@@ -701,9 +724,9 @@ static unsigned walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t *out, u
 
 /* Return addresses from the caller's frame outwards, as _Unwind_Backtrace from the caller
  * would give them (its first: the return into the caller), into st with its program's frames
- * and their hash (axi_prof_stack_key); st->n = 0 when libgcc must walk this stack (a frame without
+ * and their hash (axi_stack_key); st->n = 0 when libgcc must walk this stack (a frame without
  * a rule of this shape). pre: heap is the calling thread's, busy. */
-__attribute__((noinline)) void axi_prof_unwind(ax_heap_t *heap, ax_prof_stack_t *st) {
+__attribute__((noinline)) void axi_stack_unwind(ax_heap_t *heap, ax_stack_t *st) {
   uintptr_t pc = (uintptr_t)__builtin_return_address(0);
   uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();         /* the caller's, at the call */
   uintptr_t fp = *(uintptr_t *)__builtin_frame_address(0); /* the caller's, saved by our entry */
@@ -723,10 +746,10 @@ __attribute__((noinline)) void axi_prof_unwind(ax_heap_t *heap, ax_prof_stack_t 
     m->nreads = 0;
   }
   bool fp0_used = false;
-  st->n = walk(pc, sp, fp, st->pc, AX_PROF_OURS + AX_PROF_DEPTH, m, &fp0_used);
+  st->n = walk(pc, sp, fp, st->pc, AX_STACK_OURS + AX_STACK_DEPTH, m, &fp0_used);
   if (st->n == 0)
     return;
-  axi_prof_stack_key(st);
+  axi_stack_key(st);
   if (!m || st->n > MEMO_FRAMES || m->nreads > MEMO_READS)
     return;
   m->n = (uint8_t)st->n;
@@ -739,4 +762,62 @@ __attribute__((noinline)) void axi_prof_unwind(ax_heap_t *heap, ax_prof_stack_t 
   m->fp0_used = fp0_used;
   m->used = heap->prof_memo->clock;
   m->pc0 = pc;
+}
+
+/* ---- libgcc's walk ------------------------------------------------------------------------ */
+
+_Unwind_Reason_Code axi_stack_walk_frame(struct _Unwind_Context *ctx, void *arg) {
+  ax_stack_t *st = arg;
+  uintptr_t pc = _Unwind_GetIP(ctx);
+  if (pc == 0)
+    return _URC_END_OF_STACK;
+  st->pc[st->n++] = pc;
+  return st->n == AX_STACK_OURS + AX_STACK_DEPTH ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
+/* AXMALLOC_PROF_UNWIND=check: the stacks compared (those of them from the memo), and those
+ * libgcc walked alone */
+static ax_atomic_word walks_table, walks_memo, walks_libgcc;
+
+static void print_stack(const char *what, const uintptr_t *pc, unsigned n) {
+  axi_write("axmalloc: %s:", what);
+  for (unsigned i = 0; i < n; i++)
+    axi_write(" %p", (void *)pc[i]);
+  axi_write("\n");
+}
+
+/* libgcc's walk of st, from the caller's frame: where axi_stack_unwind could not walk it
+ * (st->n == 0), or, with AXMALLOC_PROF_UNWIND=check, beside it: both must give the same
+ * program frames, or the process aborts naming both. */
+AX_NOINLINE void axi_stack_walk_libgcc(ax_stack_t *st) {
+  if (st->n == 0) {
+    _Unwind_Backtrace(axi_stack_walk_frame, st);
+    axi_stack_key(st);
+    if (axi_prof_unwind_mode == AX_UNWIND_CHECK)
+      ax_atomic_fetch_add_relaxed(&walks_libgcc, 1);
+    return;
+  }
+  ax_stack_t ref = {0};
+  _Unwind_Backtrace(axi_stack_walk_frame, &ref);
+  unsigned d1, d2, f1 = axi_stack_program_frames(st, &d1), f2 = axi_stack_program_frames(&ref, &d2);
+  if (d1 != d2 || memcmp(st->pc + f1, ref.pc + f2, d1 * sizeof st->pc[0]) != 0) {
+    axi_write_to_saved_stderr();
+    print_stack("stack walked from the unwind table rules", st->pc + f1, d1);
+    print_stack("stack walked by libgcc's _Unwind_Backtrace", ref.pc + f2, d2);
+    axi_write("axmalloc: AXMALLOC_PROF_UNWIND=check: the two walks differ\n");
+    abort();
+  }
+  ax_atomic_fetch_add_relaxed(&walks_table, 1);
+  if (st->memo)
+    ax_atomic_fetch_add_relaxed(&walks_memo, 1);
+}
+
+/* AXMALLOC_PROF_UNWIND=check, at exit: how many stacks were compared. */
+__attribute__((destructor)) static void unwind_report(void) {
+  if (axi_prof_on && axi_prof_unwind_mode == AX_UNWIND_CHECK)
+    axi_write("axmalloc: AXMALLOC_PROF_UNWIND=check: %llu stacks walked from the table "
+              "(%llu of them from the memo) and by libgcc, the same; %llu by libgcc alone\n",
+              (unsigned long long)ax_atomic_load_relaxed(&walks_table),
+              (unsigned long long)ax_atomic_load_relaxed(&walks_memo),
+              (unsigned long long)ax_atomic_load_relaxed(&walks_libgcc));
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The leak report's frames by name: the function that holds a return address, from the symbol
- * tables of the files loaded in the process.
+/* Stack frames by name (the leak report's, checked mode's): the function that holds a return
+ * address, from the symbol tables of the files loaded in the process.
  *
  * A program built without -rdynamic exports none of its own functions, and its static ones
  * never: their names are in .symtab, which `strip` removes but a build keeps by default. So
@@ -14,7 +14,8 @@
 #include <fcntl.h>
 #include <link.h>
 
-#include "modes/leak.h"
+#include "modes/stacks/symbolize.h"
+
 #include "os.h"
 
 #define MAX_MODULES 512
