@@ -32,8 +32,8 @@ import sys
 LAYERS = [
     ("arch", "CPU features, atomics, the bulk kernels (`src/arch/<arch>/`)",
      ["src/arch/*", "cpu_*", "bulk_*"]),  # (objects: cpu_<arch>.c, bulk_<kernel>.c)
-    ("base", "settings and flags, options, messages, system calls, locks, bulk zero/copy, "
-     "the test stop points' dispatcher, the modes' seams",
+    ("base", "settings and flags, the modes' seams (`state.h`), options, messages, system "
+     "calls, locks, bulk zero/copy, the test stop points' dispatcher",
      ["types.h", "linkage.h", "track.h", "atomic.c", "state.c", "os.c", "print.c", "lock.c",
       "options.c", "bulk.c", "hooks.c"]),
     ("maps", "pointer -> page descriptor", ["pagemap.c"]),
@@ -75,11 +75,16 @@ EXCEPTIONS = [
     "`cxx_replaced.c` probes whether a program replaced them; each names the other.",
 ]
 SEAMS = [
-    "`axi_seams.carve` (`state.h`): checked mode fills fresh blocks with its free pattern as "
-    "the pages layer carves them (`page.c`); set by process init when checked mode is on.",
-    "`axi_seams.unmap_hold`, `axi_seams.unmap_release` (`state.h`): in leak mode an unmap, "
-    "resize or move of a mapping (`os.c`) waits while the scan at exit reads memory; set by "
-    "the leak checker's init.",
+    "`axi_seams.carve`: checked mode fills fresh blocks with its free pattern as the pages layer "
+    "carves them (`page.c`); set by checked mode's init (`axi_check_init`).",
+    "`axi_seams.unmap_hold`, `axi_seams.unmap_release`: in leak mode an unmap, resize or move of "
+    "a mapping (`os.c`) waits while the scan at exit reads memory; set by the leak checker's init.",
+    "`axi_seams.current_leave`, `axi_seams.current_enter`: the heap profiler's grant of a direct "
+    "class ends and starts as the pages layer changes the class's current page (`page.c`).",
+    "`axi_seams.walk_begin`, `axi_seams.walk_end`: the heap profiler settles its grants before "
+    "trim's and a refused mapping's heap-wide walks and grants again after (`heap.c`).",
+    "`axi_seams.uncache`: the cache gives a block back to its page, which the heap profiler had "
+    "counted as an allocation (`cache.c`); the profiler's seams are set by `axi_prof_grant_init`.",
 ]
 MAX_CIRCLE = 2  # new_delete.cc and cxx_replaced.c
 
@@ -255,6 +260,12 @@ def check_sources(src, defs, verbose, errors):
                     if by and by != mine:
                         errors.append(f"src/{f} declares {name}, which {by} defines: a header "
                                       f"declares its own file's names ({mine})")
+    # every seam of state.h is listed in SEAMS (the table the docs print)
+    state = open(os.path.join(src, "common", "state.h"), encoding="utf-8").read()
+    m = re.search(r"typedef struct axi_seams \{(.*?)\} axi_seams_t;", state, re.S)
+    for name in re.findall(r"\(\*(\w+)\)", m.group(1) if m else ""):
+        if not any(f"`axi_seams.{name}`" in s for s in SEAMS):
+            errors.append(f"axi_seams.{name} (src/common/state.h) is not listed in SEAMS")
     rooms = sorted({room(f) for f in files})
     found = circles(rooms, edges)
     for c in found:
@@ -271,13 +282,15 @@ END = "<!-- t_layers.py --table: end -->"
 
 
 def table():
-    out = [BEGIN, "", "| | layer | files (each with its header) | owns |", "|---|---|---|---|"]
-    for rank, (name, owns, files) in enumerate(LAYERS):
+    out = [BEGIN, "", "Bottom to top:", "", "| layer | files (each with its header) | owns |",
+           "|---|---|---|"]
+    for name, owns, files in LAYERS:
         shown = ", ".join("`src/arch/<arch>/*`" if f == "src/arch/*" else f"`{f}`"
                           for f in files if f not in ("cpu_*", "bulk_*"))
-        out.append(f"| {rank} | {name} | {shown} | {owns} |")
+        out.append(f"| {name} | {shown} | {owns} |")
     out += ["", "Named exceptions (objects):", ""] + [f"- {e}" for e in EXCEPTIONS]
-    out += ["", "Seams (a lower layer hands work to a mode through a pointer the mode fills):",
+    out += ["", "Seams (`axi_seams`, `state.h`: a lower layer hands work to a mode through a "
+            "pointer the mode's init fills; NULL while the mode is off):",
             ""] + [f"- {s}" for s in SEAMS]
     out += ["", END]
     return "\n".join(out) + "\n"

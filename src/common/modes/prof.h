@@ -29,42 +29,10 @@ static inline bool axi_prof_take(ax_heap_t *heap, unsigned c) {
   return axi_prof_take_slow(heap, c);
 }
 
-/* A stack and a block size, with the samples taken there. Never freed (a profile of a long
- * run names each stack once); allocs and frees only grow. */
-typedef struct ax_prof_bucket {
-  struct ax_prof_bucket *next; /* hash chain */
-  uint64_t hash;
-  size_t size; /* the block size the sampling used (its class size; huge: the request) */
-  ax_atomic_word allocs, frees;
-  uint32_t depth;
-  uintptr_t pc[]; /* return addresses */
-} ax_prof_bucket_t;
-
-#define AX_PROF_TABLE 4096 /* hash heads */
-
-typedef struct ax_prof_state {
-  ax_lock_t lock; /* the table; held while a dump walks it */
-  uint64_t rate;  /* mean bytes between samples */
-  const char *prefix;
-  int leaks;                   /* AXMALLOC_PROF_LEAKS=1: the leak report at exit */
-  int signal;                  /* AXMALLOC_PROF_SIGNAL: dump on it (0: none) */
-  ax_atomic_word dump_pending; /* the signal came while the table was locked */
-  ax_atomic_word seq;          /* numbers the dumps of this process */
-  ax_prof_bucket_t *table[AX_PROF_TABLE];
-} ax_prof_state_t;
-
-AXI_HIDDEN extern ax_prof_state_t axi_prof;
-
 /* prof.c: the sampled allocation, its stack taken (axi_stack_capture) */
 AXI_HIDDEN void *axi_prof_sampled(ax_heap_t *heap, size_t size, bool zero, const ax_stack_t *st);
 
-/* prof_dump.c */
-AXI_HIDDEN void axi_prof_dump_init(void);
-/* Unlock the profile's lock, then write the dump the signal asked for meanwhile, if any. */
-AXI_HIDDEN void axi_prof_unlock(void);
-AXI_HIDDEN double axi_prof_exp(double x);
-
-/* prof.c, prof_dump.c: the sampling heap profiler (contracts there) */
+/* prof.c: the sampling heap profiler (contracts there; prof_dump.c writes the profiles) */
 AXI_HIDDEN void axi_prof_init(void);
 AXI_HIDDEN void axi_prof_ready(void);
 AXI_HIDDEN uint64_t axi_prof_rate(void);

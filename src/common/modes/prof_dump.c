@@ -27,7 +27,7 @@
 
 #include "hooks.h"
 #include "lock.h"
-#include "modes/prof.h"
+#include "modes/prof_dump.h"
 #include "options.h"
 #include "os.h"
 #include "print.h"
