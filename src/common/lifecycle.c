@@ -196,7 +196,7 @@ static void fork_release(void) {
   fork_depth = 0;
 }
 
-/* ---- the fork child model (docs/design/10-lifecycle.md, "The fork child model") ------------------------------------ */
+/* ---- the fork child model (docs/design/10-lifecycle.md) ------------------------------ */
 
 #define AX_HEAP_DEAD 2 /* active: in use by a thread that does not exist in this fork child */
 
@@ -222,8 +222,8 @@ static void orphan_segment(ax_segment_t *seg, void *arg) {
  * word 0: nothing matches them again; the child's threads reclaim them), and the heaps go
  * back to the pool. What a dead thread was doing inside the allocator at the fork is lost at
  * worst (a block, a chain, a segment), never done twice: every update of a thread's own
- * structures leaves them consistent at each store (docs/design/10-lifecycle.md, "Two-store updates"). pre: this thread is
- * alone. */
+ * structures leaves them consistent at each store (docs/design/10-lifecycle.md, "Two-store
+ * updates"). pre: this thread is alone. */
 static void orphan_dead_heaps(void) {
   ax_heap_t *self = axi_tls_heap;
   unsigned dead = 0;

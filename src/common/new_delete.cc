@@ -6,9 +6,9 @@
 // This is the library's only C++, and it must not make C programs need libstdc++: a C
 // program links axmalloc.o, or libaxmalloc.a under --whole-archive, and gets this object
 // too. So every symbol it takes from the C++ runtime is a *weak* reference (the list
-// below; tests/integration/t_cxx_weakrefs.sh checks that nothing else is undefined). In a C++ program they
-// resolve to libstdc++'s; in a C program they stay 0 and are never reached, since nothing
-// there calls operator new.
+// below; tests/integration/t_cxx_weakrefs.sh checks that nothing else is undefined). In a C++
+// program they resolve to libstdc++'s; in a C program they stay 0 and are never reached, since
+// nothing there calls operator new.
 //
 // A -static C++ program links only the libstdc++.a members something asks for, and a weak
 // reference asks for nothing: std::bad_alloc's type information may be missing when the

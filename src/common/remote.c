@@ -20,10 +20,10 @@
  *
  * Bounds: a batch is the freeing thread's until it is sent, and its blocks still count as used
  * in their pages, so no page or segment of them can go away meanwhile. A thread holds at most
- * AX_RB_SLOTS batches of AX_RB_COST (1 MiB of blocks; a page each at worst: docs/design/05-remote.md,
- * "Bounds"). A batch waits at most until its slot is wanted for another owner, it fills, the
- * thread's 2 * AX_RB_AGE_TICKS-th malloc slow path or the second batch it fills after the
- * batch opened (ageing, below), a trim, a refused mapping, or the thread's exit
+ * AX_RB_SLOTS batches of AX_RB_COST (1 MiB of blocks; a page each at worst:
+ * docs/design/05-remote.md, "Bounds"). A batch waits at most until its slot is wanted for another
+ * owner, it fills, the thread's 2 * AX_RB_AGE_TICKS-th malloc slow path or the second batch it
+ * fills after the batch opened (ageing, below), a trim, a refused mapping, or the thread's exit
  * (axi_remote_flush). A thread that stops calling the allocator does not keep them: another
  * thread's trim sends them for it, and so does a sweep once they stayed as they were for a
  * purge delay (steals, at the end: the thread's side is two plain stores).
@@ -212,8 +212,8 @@ static void seek_in(ax_heap_t *heap, void *arg) {
  * lists (free and local_free, the owner's, read as they change by any other thread;
  * thread_free), in transit (any thread's batch to its owner or segment, the inbox of that
  * owner or segment), or in a thread's cache or aside. The one double-free model of
- * docs/design/05-remote.md ("Where a freed block waits"): every free that looks free comes here, the
- * owner's (axi_double_free_check), a remote one's and a thread's without heap (check_freed).
+ * docs/design/05-remote.md ("Where a freed block waits"): every free that looks free comes here,
+ * the owner's (axi_double_free_check), a remote one's and a thread's without heap (check_freed).
  * The walks hold off every unmap (axi_segments_hold) and read each link only after the page
  * map named the block's page. Costs only a free that looks free: a double free, or one in 2^14
  * of the first words a program leaves. pre: b is a carved block of page, in seg. */

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Transparent huge pages: where axmalloc asks the kernel for them, and where it asks for none.
  *
- * The rule (AXMALLOC_THP=auto, the default; measured in docs/design/02-segments.md, "Huge pages (`thp.c`)"): huge
- * mappings (blocks > 1 MiB) get MADV_HUGEPAGE, because a large block is written in long runs
- * and never purged piecewise (its mapping is unmapped, resized or moved whole); segments of
- * small and medium blocks get none, because their 64 and 512 KiB pages are purged one by one,
- * which would split a huge page and make the kernel fill the rest of it for nothing. Where the
- * kernel gives huge pages to every mapping (`always`), those segments say MADV_NOHUGEPAGE.
+ * The rule (AXMALLOC_THP=auto, the default; measured in docs/design/02-segments.md, "Huge pages
+ * (`thp.c`)"): huge mappings (blocks > 1 MiB) get MADV_HUGEPAGE, because a large block is written
+ * in long runs and never purged piecewise (its mapping is unmapped, resized or moved whole);
+ * segments of small and medium blocks get none, because their 64 and 512 KiB pages are purged one
+ * by one, which would split a huge page and make the kernel fill the rest of it for nothing. Where
+ * the kernel gives huge pages to every mapping (`always`), those segments say MADV_NOHUGEPAGE.
  * AXMALLOC_THP=always advises every mapping, and purges inside segments then give back whole
  * huge pages only; AXMALLOC_THP=never advises none (and says MADV_NOHUGEPAGE where the
  * kernel's mode is `always`). Where the kernel has no huge pages (mode `never`, or no

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The fork child model (docs/design/10-lifecycle.md, "The fork child model"): what a child makes of the parent's threads,
- * which do not exist in it, wherever they were when the fork came.
+/* The fork child model (docs/design/10-lifecycle.md, "The fork child model"): what a child makes of
+ * the parent's threads, which do not exist in it, wherever they were when the fork came.
  *
  * The parent's workers build up every kind of per-thread state: blocks of every size class
  * live, blocks in their heaps' caches (1,280 B .. 256 KiB), open chains of remote frees into

@@ -6,13 +6,12 @@
  *
  * On a thread whose stack the test maps (PTHREAD_STACK_MIN bytes, a guard page below), each
  * operation runs with the unused part of the stack painted; the deepest byte it changed gives
- * its stack use, held to the budgets given (docs/design/10-lifecycle.md, "Cancellation and small stacks"):
- *   malloc and free, any size, sampled or not          <malloc budget>
- *   a dump: ax_prof_dump, or the dump signal's handler <dump budget> (the handler's own use:
- *                                                      what it takes beyond a trivial one's)
- * Then both again from a handler on an alternate signal stack of the system's minimum
- * (sysconf(_SC_MINSIGSTKSZ)) plus the budget, in a child: an overflow there is a death.
- * Before the dump's buffers were static, the dump signal's handler took about 10 KiB: a
+ * its stack use, held to the budgets given (docs/design/10-lifecycle.md, "Cancellation and small
+ * stacks"): malloc and free, any size, sampled or not          <malloc budget> a dump:
+ * ax_prof_dump, or the dump signal's handler <dump budget> (the handler's own use: what it takes
+ * beyond a trivial one's) Then both again from a handler on an alternate signal stack of the
+ * system's minimum (sysconf(_SC_MINSIGSTKSZ)) plus the budget, in a child: an overflow there is a
+ * death. Before the dump's buffers were static, the dump signal's handler took about 10 KiB: a
  * PTHREAD_STACK_MIN thread that took the signal died of SIGSEGV.
  *
  *   t_stack <malloc budget> <dump budget>

@@ -31,6 +31,7 @@
 #include "hooks.h"
 #include "huge.h"
 #include "lock.h"
+#include "modes/prof_dump.h"
 #include "options.h"
 #include "os.h"
 #include "page.h"
@@ -40,7 +41,6 @@
 #include "segment.h"
 #include "state.h"
 #include "thp.h"
-#include "modes/prof_dump.h"
 
 /* Constructors run, and the unwinder was warmed up (stacks/unwind.c, axi_stack_ready): stacks
  * can be walked. A static program's libc allocates while it starts up, before the unwinder can

@@ -38,5 +38,4 @@ AXI_HIDDEN void axi_prof_dump_init(void);
 AXI_HIDDEN void axi_prof_unlock(void);
 AXI_HIDDEN double axi_prof_exp(double x);
 
-
 #endif
