@@ -60,7 +60,7 @@ trap 'rm -rf "$TMP"' EXIT
 BIN=$TMP/ops
 if [[ -z $QCPU ]]; then
   command -v valgrind >/dev/null || { echo "budget: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
-  ${CC:-cc} -O2 -fno-builtin -pthread -o "$BIN" "$HERE/ops.c"
+  ${CC:-cc} -O2 -fno-builtin -pthread -o "$BIN" "$HERE/ops.c" -lstdc++
   OUT_FILE=$HERE/budget.txt
   COUNTER="callgrind ($(valgrind --version))"
 else
@@ -69,7 +69,7 @@ else
   atomics=$(sed -n 's/^AX_AARCH64_ATOMICS:[A-Z]*=//p' "$(dirname "$LIB")/CMakeCache.txt" 2>/dev/null || true)
   [[ -n $atomics ]] || { echo "budget: $(dirname "$LIB") is not an AArch64 build (no AX_AARCH64_ATOMICS in its CMakeCache.txt)" >&2; exit 2; }
   OUT_FILE=$ROOT/bench/qemu/budget.$atomics-$QCPU.txt
-  ${AX_CROSS_CC:-aarch64-linux-gnu-gcc} -O2 -fno-builtin -pthread -o "$BIN" "$HERE/ops.c"
+  ${AX_CROSS_CC:-aarch64-linux-gnu-gcc} -O2 -fno-builtin -pthread -o "$BIN" "$HERE/ops.c" -lstdc++
   ${CC:-cc} -O2 -shared -fPIC -fvisibility=hidden -o "$TMP/insn_count.so" "$ROOT/bench/qemu/insn_count.c"
   COUNTER="$QEMU -cpu $QCPU ($($QEMU --version | head -n 1)), bench/qemu/insn_count.c"
 fi
@@ -130,6 +130,8 @@ OPS=(
   "pair_65536|malloc+free 64 KiB (warm page)|pair $N 65536|pair $N2 65536|$N"
   "random_4096|free + malloc 4 KiB at random among 1,024 live|random $N 4096|random $N2 4096|$N"
   "random_65536|free + malloc 64 KiB at random among 1,024 live|random $N 65536|random $N2 65536|$N"
+  "new_48|operator new+delete 48 B (warm page)|new $N 48|new $N2 48|$N"
+  "sized_48|operator new+sized delete 48 B (warm page)|sized $N 48|sized $N2 48|$N"
   "calloc_256|calloc+free 256 B (recycled)|calloc $N 256|calloc $N2 256|$N"
   "calloc_65536|calloc+free 64 KiB (recycled)|calloc $NC 65536|calloc $((2 * NC)) 65536|$NC"
   "realloc_grow16|realloc +16 B, same class (976..1024 B)|grow16 $N 3|grow16 $N 6|$((3 * N))"

@@ -21,6 +21,11 @@
  *   random <n> <size>    1,024 blocks of size live; n x { free one at random (xorshift),
  *                        malloc its replacement } (bm_pairs/random: with mid-size blocks
  *                        every free lands in a page that is full)
+ *   new <n> <size>       n x { p = operator new(size); operator delete(p) }, one more block
+ *                        live (the C++ pair; libstdc++'s operators call malloc and free where
+ *                        the allocator defines none)
+ *   sized <n> <size>     the same with the sized operator delete(p, size), as g++ calls it
+ *                        (-fsized-deallocation, the default from C++14)
  *   remote <n> <total>   the main thread allocates `total` 64 B blocks up front (warm page);
  *                        a second thread frees the first n of them; the rest stay allocated.
  *                        budget.sh runs n=N and n=2N with the same total=2N: everything but
@@ -33,6 +38,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* the C++ operators by their mangled names (ops links libstdc++): new(size_t), delete(void *),
+ * delete(void *, size_t) */
+void *_Znwm(size_t);
+void _ZdlPv(void *);
+void _ZdlPvm(void *, size_t);
 
 static void *volatile sink;
 static void **blocks;
@@ -47,7 +58,8 @@ static void *consumer(void *arg) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: ops pair|empty|calloc|grow16|double|random|remote <n> <arg>\n");
+    fprintf(stderr,
+            "usage: ops pair|empty|calloc|new|sized|grow16|double|random|remote <n> <arg>\n");
     return 2;
   }
   const char *op = argv[1];
@@ -64,6 +76,20 @@ int main(int argc, char **argv) {
       free(p);
     }
     free(held);
+  } else if (!strcmp(op, "new") || !strcmp(op, "sized")) {
+    int sized = op[0] == 's';
+    size_t size = (size_t)arg;
+    void *held = _Znwm(size);
+    for (long i = 0; i < n; i++) {
+      char *p = _Znwm(size);
+      p[0] = 1;
+      sink = p;
+      if (sized)
+        _ZdlPvm(p, size);
+      else
+        _ZdlPv(p);
+    }
+    _ZdlPv(held);
   } else if (!strcmp(op, "grow16") || !strcmp(op, "double")) {
     int dbl = op[0] == 'd';
     size_t start = dbl ? 64 : 928;

@@ -174,6 +174,18 @@ static AX_NOINLINE AX_API void free_irregular(void *p, const char *fn, size_t si
   }
 }
 
+static inline void free_block(const char *fn, void *p, size_t size, enum ax_sized how,
+                              enum ax_dealloc by);
+
+/* A sized delete whose size is outside its block's class span: size 0 of the first class
+ * (operator new(0)'s class), else a size of another class, reported. */
+static AX_NOINLINE void sized_other(const char *fn, void *p, size_t size, const ax_page_t *page,
+                                    enum ax_dealloc by) {
+  if (axi_class_of(size) != page->cls)
+    return axi_bad_size(fn, p, size, page->block_size);
+  free_block(fn, p, 0, AX_SIZED_NONE, by);
+}
+
 /* The page map names p's page in two loads (NULL: not ours); the block-start test proves
  * p is a carved block of it; one compare with the owner word proves the page is ours and
  * not in the full list. Every call below is a tail call, so the fast path saves no
@@ -187,8 +199,8 @@ static inline void free_block(const char *fn, void *p, size_t size, enum ax_size
     return free_irregular(p, fn, size, how, by);
   if (ax_unlikely(!axi_is_block(page, p)))
     return free_irregular(p, fn, size, how, by);
-  if (how == AX_SIZED_EXACT && ax_unlikely(axi_class_of(size) != page->cls))
-    return axi_bad_size(fn, p, size, page->block_size);
+  if (how == AX_SIZED_EXACT && ax_unlikely((page->block_size - size) >> page->span_shift))
+    return sized_other(fn, p, size, page, by); /* (not in the class's span: types.h) */
   if (how == AX_SIZED_FITS && ax_unlikely(size > page->block_size))
     return axi_bad_size(fn, p, size, page->block_size);
   ax_block_t *b = p;

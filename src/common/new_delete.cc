@@ -155,6 +155,10 @@ extern "C" __attribute__((noinline, cold)) void ax_fatal_new(size_t size) {
             size);
 }
 
+// ax_free never throws (it aborts on a bad pointer): so told, a noexcept delete jumps to it
+// instead of calling it inside a frame that would stop a throw (cxx_ops.h).
+extern "C" void ax_free(void *p) __attribute__((nothrow));
+
 // ---- the base forms ---------------------------------------------------------------------
 // Defined under hidden names, exported as weak aliases: a program that defines its own
 // operator new links -static without a duplicate definition, and cxx_replaced.c tells
@@ -162,14 +166,16 @@ extern "C" __attribute__((noinline, cold)) void ax_fatal_new(size_t size) {
 extern "C" {
 AX_API void *axi_cxx_new(size_t n) { return new_plain(n); }
 AX_API void *axi_cxx_new_array(size_t n) { return REPLACED ? OPS.new_(n) : new_array(n); }
-void axi_cxx_delete(void *p) { axi_delete(p); }
-void axi_cxx_delete_array(void *p) { REPLACED ? OPS.delete_(p) : axi_delete_array(p); }
+void axi_cxx_delete(void *p) noexcept { axi_delete(p); }
+void axi_cxx_delete_array(void *p) noexcept { REPLACED ? OPS.delete_(p) : axi_delete_array(p); }
 AX_API void *axi_cxx_new_al(size_t n, size_t al) { return new_aligned(n, std::align_val_t{al}); }
 AX_API void *axi_cxx_new_array_al(size_t n, size_t al) {
   return REPLACED ? OPS.new_al(n, al) : new_aligned(n, std::align_val_t{al});
 }
-void axi_cxx_delete_al(void *p, size_t) { ax_free(p); }
-void axi_cxx_delete_array_al(void *p, size_t al) { REPLACED ? OPS.delete_al(p, al) : ax_free(p); }
+void axi_cxx_delete_al(void *p, size_t) noexcept { ax_free(p); }
+void axi_cxx_delete_array_al(void *p, size_t al) noexcept {
+  REPLACED ? OPS.delete_al(p, al) : ax_free(p);
+}
 }
 
 #define AX_OP(target) AX_EXPORT __attribute__((weak, alias(#target)))

@@ -332,6 +332,7 @@ static void revisit_full(ax_heap_t *heap) {
 static void page_init(ax_page_t *page, unsigned c) {
   size_t bsize = axi_class_size(c);
   page->cls = (uint8_t)c;
+  page->span_shift = (uint8_t)axi_class_span_shift(c);
   page->block_size = (uint32_t)bsize;
   page->reserved = (uint32_t)((axi_page_end(page) - page->area) / bsize);
   axi_page_set_divisor(page, (uint32_t)bsize);

@@ -82,6 +82,14 @@ static inline size_t axi_class_size(unsigned c) {
   return ((size_t)1 << b) + ((size_t)(top + 1) << (b - 2));
 }
 
+/* log2 of the span of class c's sizes: class c holds the sizes (axi_class_size(c) - 2^s,
+ * axi_class_size(c)] (class 1 holds 0 too: the test with s sends 0 to axi_class_of). The
+ * classes are 16 B apart up to 128 B, then four per power of two, 2^(b-2) apart: 2^s is less
+ * than the class size, so (size(c) - n) >> s is 0 for exactly those n, with no wrap. */
+static inline unsigned axi_class_span_shift(unsigned c) {
+  return c <= 8 ? 4 : (c - 9) / 4 + 5;
+}
+
 static inline enum ax_kind axi_class_kind(unsigned c) {
   size_t s = axi_class_size(c);
   return s <= AX_SMALL_MAX ? AX_KIND_SMALL : s <= AX_MEDIUM_MAX ? AX_KIND_MEDIUM : AX_KIND_LARGE;
@@ -148,6 +156,9 @@ typedef struct ax_page {
   uint8_t div_shift;
   uint8_t cls;
   uint8_t in_use;
+  /* the class's sizes are (block_size - 2^span_shift, block_size] (axi_class_span_shift): a
+   * sized delete's size is of the block's class when (block_size - size) >> span_shift is 0 */
+  uint8_t span_shift;
 } ax_page_t;
 
 /* xowner's low bit: the page sits in its heap's full list (free() must bring it back). */

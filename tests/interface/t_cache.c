@@ -33,6 +33,14 @@ static void test_bounds(void) {
   for (unsigned c = 1; c < AX_CLASSES; c++)
     CHECK(axi_class_cached(c) ==
           (axi_class_size(c) > AX_DIRECT_MAX && axi_class_size(c) <= AX_CACHE_MAX));
+  /* a sized delete's test on free's fast path (free.c): (size(c) - n) >> span_shift(c) is 0
+   * exactly when n is of class c, for every n a page's class holds (0 aside: axi_class_of) */
+  for (size_t n = 0; n <= AX_LARGE_MAX + 1; n++) {
+    unsigned of = axi_class_of(n);
+    for (unsigned c = of > 1 ? of - 1 : 1; c <= of + 1 && c < AX_CLASSES; c++)
+      CHECKF((((axi_class_size(c) - n) >> axi_class_span_shift(c)) == 0) == (c == of && n != 0),
+             "size %zu, class %u (of class %u)", n, c, of);
+  }
 }
 
 /* The cache finds a size's class through a table of 256-byte buckets (axi_cache_class): at
