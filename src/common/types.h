@@ -86,9 +86,7 @@ static inline size_t axi_class_size(unsigned c) {
  * axi_class_size(c)] (class 1 holds 0 too: the test with s sends 0 to axi_class_of). The
  * classes are 16 B apart up to 128 B, then four per power of two, 2^(b-2) apart: 2^s is less
  * than the class size, so (size(c) - n) >> s is 0 for exactly those n, with no wrap. */
-static inline unsigned axi_class_span_shift(unsigned c) {
-  return c <= 8 ? 4 : (c - 9) / 4 + 5;
-}
+static inline unsigned axi_class_span_shift(unsigned c) { return c <= 8 ? 4 : (c - 9) / 4 + 5; }
 
 static inline enum ax_kind axi_class_kind(unsigned c) {
   size_t s = axi_class_size(c);
