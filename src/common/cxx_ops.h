@@ -31,6 +31,12 @@ typedef struct axi_cxx_ops {
 /* Set before main by cxx_replaced.c: the winning definitions, and whether any is not ours. */
 __attribute__((visibility("hidden"))) extern axi_cxx_ops_t axi_cxx_ops;
 __attribute__((visibility("hidden"))) extern bool axi_cxx_replaced;
+/* The sized deletes, one jump each: free.c's while nothing is replaced, else through the
+ * program's operator delete (delete[]) (cxx_replaced.c: set with the above). */
+__attribute__((visibility("hidden"))) extern void (*axi_cxx_sized_delete)(void *,
+                                                                          size_t) AX_NOEXCEPT;
+__attribute__((visibility("hidden"))) extern void (*axi_cxx_sized_delete_array)(void *,
+                                                                                size_t) AX_NOEXCEPT;
 
 /* free.c: operator delete and delete[]; sized, the size must be of the block's class (aborts
  * otherwise) */

@@ -25,6 +25,18 @@ void ax_sym_delete_array_al(void *, size_t) __asm__("_ZdaPvSt11align_val_t");
 
 axi_cxx_ops_t axi_cxx_ops;
 bool axi_cxx_replaced;
+void (*axi_cxx_sized_delete)(void *, size_t) = axi_delete_sized;
+void (*axi_cxx_sized_delete_array)(void *, size_t) = axi_delete_array_sized;
+
+/* a sized delete when the program replaced a base operator: its operator delete (delete[]) */
+static void replaced_sized(void *p, size_t n) {
+  (void)n;
+  axi_cxx_ops.delete_(p);
+}
+static void replaced_sized_array(void *p, size_t n) {
+  (void)n;
+  axi_cxx_ops.delete_array(p);
+}
 
 /* Compared as plain numbers: the compiler must not fold two declared functions apart. */
 static bool differ(void *winner, void *ours) {
@@ -44,4 +56,8 @@ __attribute__((constructor)) static void cxx_probe(void) {
                      differ((void *)ax_sym_new_array_al, (void *)axi_cxx_new_array_al) ||
                      differ((void *)ax_sym_delete_al, (void *)axi_cxx_delete_al) ||
                      differ((void *)ax_sym_delete_array_al, (void *)axi_cxx_delete_array_al);
+  if (axi_cxx_replaced) {
+    axi_cxx_sized_delete = replaced_sized;
+    axi_cxx_sized_delete_array = replaced_sized_array;
+  }
 }

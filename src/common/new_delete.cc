@@ -214,12 +214,8 @@ AX_WEAK void operator delete(void *p, const std::nothrow_t &) noexcept {
 AX_WEAK void operator delete[](void *p, const std::nothrow_t &) noexcept {
   REPLACED ? OPS.delete_array(p) : axi_delete_array(p);
 }
-AX_WEAK void operator delete(void *p, size_t n) noexcept {
-  REPLACED ? OPS.delete_(p) : axi_delete_sized(p, n);
-}
-AX_WEAK void operator delete[](void *p, size_t n) noexcept {
-  REPLACED ? OPS.delete_array(p) : axi_delete_array_sized(p, n);
-}
+AX_WEAK void operator delete(void *p, size_t n) noexcept { axi_cxx_sized_delete(p, n); }
+AX_WEAK void operator delete[](void *p, size_t n) noexcept { axi_cxx_sized_delete_array(p, n); }
 AX_WEAK void operator delete(void *p, std::align_val_t al, const std::nothrow_t &) noexcept {
   REPLACED ? OPS.delete_al(p, (size_t)al) : ax_free(p);
 }
