@@ -676,6 +676,7 @@ void fz_init(int report_at_exit) {
   const char *t = getenv("FUZZ_ALLOC_TRACE");
   trace = t && *t == '1';
   atexit(fz_report);
+  fz_fail_report = fz_report;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {

@@ -4,8 +4,6 @@
 #define _GNU_SOURCE
 #include "shadow.h"
 
-#include "fuzz_alloc.h"
-
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +20,8 @@ static int nlive; /* live intervals (below) */
 
 /* ---- failures ------------------------------------------------------------------------ */
 
+void (*fz_fail_report)(void);
+
 void fz_fail(const char *fmt, ...) {
   /* vfprintf to stderr: unbuffered, so the message is out before the trap even when
    * the heap is what broke (it allocates nothing for a plain format). */
@@ -31,7 +31,8 @@ void fz_fail(const char *fmt, ...) {
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
-  fz_report(); /* the totals so far: libFuzzer ends a crashed run without exit handlers */
+  if (fz_fail_report) /* the totals so far: libFuzzer ends a crashed run without exit handlers */
+    fz_fail_report();
   __builtin_trap();
 }
 

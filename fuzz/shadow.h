@@ -56,8 +56,10 @@ extern int fz_plant;
 extern fz_block_t fz_slots[FZ_SLOTS];
 extern size_t fz_live_bytes;
 
-/* Print "fuzz_alloc: <message>" to stderr and trap. Never returns. */
+/* Print "fuzz_alloc: <message>" to stderr, then the harness's totals (fz_fail_report, which the
+ * harness sets: the model calls nothing above it), and trap. Never returns. */
 __attribute__((noreturn, format(printf, 1, 2))) void fz_fail(const char *fmt, ...);
+extern void (*fz_fail_report)(void);
 #define FZ_CHECK(cond, ...)                                                                        \
   do {                                                                                             \
     if (__builtin_expect(!(cond), 0))                                                              \
