@@ -155,10 +155,6 @@ extern "C" __attribute__((noinline, cold)) void ax_fatal_new(size_t size) {
             size);
 }
 
-// ax_free never throws (it aborts on a bad pointer): so told, a noexcept delete jumps to it
-// instead of calling it inside a frame that would stop a throw (cxx_ops.h).
-extern "C" void ax_free(void *p) __attribute__((nothrow));
-
 // ---- the base forms ---------------------------------------------------------------------
 // Defined under hidden names, exported as weak aliases: a program that defines its own
 // operator new links -static without a duplicate definition, and cxx_replaced.c tells
