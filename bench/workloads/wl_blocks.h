@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* What the thread workloads (wl_threads, wl_thread_churn) share: a block that carries its size
- * and a tag and is filled with a byte of the tag, verified before its free; a seeded
- * xorshift; the process's RSS; an argument parser. Each program names itself in wl_name. */
+/* What the workloads share: a block that carries its size and a tag (wl_threads and
+ * wl_thread_churn fill it with a byte of the tag and verify it before its free); a seeded
+ * xorshift; the process's RSS; an argument parser; the failure exit. Each program names
+ * itself in wl_name first thing in main. */
 #ifndef WL_BLOCKS_H
 #define WL_BLOCKS_H
 
@@ -18,7 +19,7 @@ typedef struct block {
   uint32_t tag;
 } block;
 
-static void die(const char *msg) {
+static inline void die(const char *msg) {
   fprintf(stderr, "%s: FAILED: %s\n", wl_name, msg);
   exit(1);
 }
@@ -35,7 +36,7 @@ static inline uint64_t xorshift64(uint64_t *s) {
 static inline unsigned char fill_byte(uint32_t tag) { return (unsigned char)(tag >> 24) | 1; }
 
 /* A block of a random size in [lo, hi]; its bytes from `from` on filled with its tag's byte. */
-static block *block_new(uint64_t *rng, size_t lo, size_t hi, size_t from) {
+static inline block *block_new(uint64_t *rng, size_t lo, size_t hi, size_t from) {
   uint64_t r = xorshift64(rng);
   size_t size = lo + (size_t)(r % (hi - lo + 1));
   block *b = malloc(size);
@@ -48,7 +49,7 @@ static block *block_new(uint64_t *rng, size_t lo, size_t hi, size_t from) {
 }
 
 /* Verify (from byte `from` on) and free a block; return its contribution to the checksum. */
-static uint64_t block_retire(block *b, size_t lo, size_t hi, size_t from) {
+static inline uint64_t block_retire(block *b, size_t lo, size_t hi, size_t from) {
   size_t size = b->size;
   if (size < lo || size > hi)
     die("block header corrupted");
@@ -64,7 +65,7 @@ static uint64_t block_retire(block *b, size_t lo, size_t hi, size_t from) {
 }
 
 /* Resident set size in bytes (Linux /proc), 0 if unknown. */
-static uint64_t rss_bytes(void) {
+static inline uint64_t rss_bytes(void) {
   FILE *f = fopen("/proc/self/statm", "r");
   unsigned long long size, resident = 0;
   if (f == NULL)
@@ -76,8 +77,8 @@ static uint64_t rss_bytes(void) {
 }
 
 /* s as a number in [lo, hi], or exit 2 with usage. */
-static unsigned long parse_arg(const char *s, unsigned long lo, unsigned long hi,
-                               const char *usage) {
+static inline unsigned long parse_arg(const char *s, unsigned long lo, unsigned long hi,
+                                      const char *usage) {
   char *end;
   unsigned long v = strtoul(s, &end, 10);
   if (*s == '\0' || *end != '\0' || v < lo || v > hi) {

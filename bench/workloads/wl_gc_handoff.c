@@ -30,25 +30,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "wl_blocks.h"
 #include "wl_stats.h"
 
 #define LIVE_SLOTS 1024
 #define QUEUE_CAP 64
 #define MIN_OBJ 16
 #define MAX_OBJ 512
-
-static void die(const char *msg) {
-  fprintf(stderr, "wl_gc_handoff: FAILED: %s\n", msg);
-  exit(1);
-}
-
-static inline uint64_t xorshift64(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
 
 /* An object: 8-byte header, then size-8 payload bytes. */
 typedef struct object {
@@ -216,22 +204,14 @@ static void *collector(void *p) {
   return NULL;
 }
 
-static unsigned long parse_arg(const char *s, unsigned long lo, unsigned long hi) {
-  char *end;
-  unsigned long v = strtoul(s, &end, 10);
-  if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "wl_gc_handoff: bad argument '%s' (want %lu..%lu)\n", s, lo, hi);
-    fprintf(stderr, "usage: wl_gc_handoff [objects_per_worker [workers [collectors [batch]]]]\n");
-    exit(2);
-  }
-  return v;
-}
+static const char usage[] = "[objects_per_worker [workers [collectors [batch]]]]";
 
 int main(int argc, char **argv) {
-  unsigned long objects = argc > 1 ? parse_arg(argv[1], 1, 1UL << 40) : 1000000;
-  unsigned nworkers = argc > 2 ? (unsigned)parse_arg(argv[2], 1, 256) : 2;
-  unsigned ncollectors = argc > 3 ? (unsigned)parse_arg(argv[3], 1, 256) : 2;
-  size_t batch_size = argc > 4 ? parse_arg(argv[4], 1, 1UL << 20) : 256;
+  wl_name = "wl_gc_handoff";
+  unsigned long objects = argc > 1 ? parse_arg(argv[1], 1, 1UL << 40, usage) : 1000000;
+  unsigned nworkers = argc > 2 ? (unsigned)parse_arg(argv[2], 1, 256, usage) : 2;
+  unsigned ncollectors = argc > 3 ? (unsigned)parse_arg(argv[3], 1, 256, usage) : 2;
+  size_t batch_size = argc > 4 ? parse_arg(argv[4], 1, 1UL << 20, usage) : 256;
 
   unsigned n = nworkers + ncollectors;
   pthread_t *tids = malloc(n * sizeof *tids);

@@ -30,27 +30,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "wl_blocks.h"
 #include "wl_stats.h"
 
 #define RESPAWN_EVERY 4 /* epochs between thread generations */
-
-static void die(const char *msg) {
-  fprintf(stderr, "wl_larson: FAILED: %s\n", msg);
-  exit(1);
-}
-
-static inline uint64_t xorshift64(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-
-typedef struct block {
-  uint32_t size;
-  uint32_t tag;
-} block;
 
 static unsigned long steps_per_epoch, nepochs;
 static unsigned nthreads;
@@ -136,25 +119,16 @@ static void run_threads(thread_state *st, void *(*fn)(void *)) {
   free(tids);
 }
 
-static unsigned long parse_arg(const char *s, unsigned long lo, unsigned long hi) {
-  char *end;
-  unsigned long v = strtoul(s, &end, 10);
-  if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "wl_larson: bad argument '%s' (want %lu..%lu)\n", s, lo, hi);
-    fprintf(stderr, "usage: wl_larson [steps_per_epoch [epochs [threads [slots "
-                    "[min_size [max_size]]]]]]\n");
-    exit(2);
-  }
-  return v;
-}
+static const char usage[] = "[steps_per_epoch [epochs [threads [slots [min_size [max_size]]]]]]";
 
 int main(int argc, char **argv) {
-  steps_per_epoch = argc > 1 ? parse_arg(argv[1], 1, 1UL << 40) : 150000;
-  nepochs = argc > 2 ? parse_arg(argv[2], 1, 1000000) : 32;
-  nthreads = argc > 3 ? (unsigned)parse_arg(argv[3], 1, 256) : 2;
-  nslots = argc > 4 ? parse_arg(argv[4], 1, 1UL << 28) : 4096;
-  min_size = argc > 5 ? parse_arg(argv[5], sizeof(block) + 1, 1UL << 30) : 16;
-  max_size = argc > 6 ? parse_arg(argv[6], min_size, 1UL << 31) : 1024;
+  wl_name = "wl_larson";
+  steps_per_epoch = argc > 1 ? parse_arg(argv[1], 1, 1UL << 40, usage) : 150000;
+  nepochs = argc > 2 ? parse_arg(argv[2], 1, 1000000, usage) : 32;
+  nthreads = argc > 3 ? (unsigned)parse_arg(argv[3], 1, 256, usage) : 2;
+  nslots = argc > 4 ? parse_arg(argv[4], 1, 1UL << 28, usage) : 4096;
+  min_size = argc > 5 ? parse_arg(argv[5], sizeof(block) + 1, 1UL << 30, usage) : 16;
+  max_size = argc > 6 ? parse_arg(argv[6], min_size, 1UL << 31, usage) : 1024;
 
   if (pthread_barrier_init(&barrier, NULL, nthreads))
     die("pthread_barrier_init");

@@ -19,25 +19,13 @@
  * Exit status 1 on allocation failure or a string whose contents changed.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "wl_blocks.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static void die(const char *msg) {
-  fprintf(stderr, "wl_strings: FAILED: %s\n", msg);
-  exit(1);
-}
-
-static inline uint64_t xorshift64(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
 
 static const char text[] =
     "It was the best of times, it was the worst of times, it was the age of wisdom, it "
@@ -163,21 +151,13 @@ static void *worker(void *p) {
   return NULL;
 }
 
-static unsigned long parse_arg(const char *s, unsigned long lo, unsigned long hi) {
-  char *end;
-  unsigned long v = strtoul(s, &end, 10);
-  if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "wl_strings: bad argument '%s' (want %lu..%lu)\n", s, lo, hi);
-    fprintf(stderr, "usage: wl_strings [strings_per_round [rounds [threads]]]\n");
-    exit(2);
-  }
-  return v;
-}
+static const char usage[] = "[strings_per_round [rounds [threads]]]";
 
 int main(int argc, char **argv) {
-  unsigned long count = argc > 1 ? parse_arg(argv[1], 1, 100000000) : 100000;
-  unsigned long rounds = argc > 2 ? parse_arg(argv[2], 1, 1000000) : 25;
-  unsigned nthreads = argc > 3 ? (unsigned)parse_arg(argv[3], 1, 256) : 2;
+  wl_name = "wl_strings";
+  unsigned long count = argc > 1 ? parse_arg(argv[1], 1, 100000000, usage) : 100000;
+  unsigned long rounds = argc > 2 ? parse_arg(argv[2], 1, 1000000, usage) : 25;
+  unsigned nthreads = argc > 3 ? (unsigned)parse_arg(argv[3], 1, 256, usage) : 2;
 
   pthread_barrier_t start;
   if (pthread_barrier_init(&start, NULL, nthreads))
