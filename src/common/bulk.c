@@ -137,6 +137,22 @@ static int forced_kernel(void) {
   return k;
 }
 
+/* AXMALLOC_VERBOSE: one table in one line, its ranges when it has more than one. Printed here,
+ * after the version line (process init calls this after it), and only here: the start-up
+ * block no longer names the largest sizes' kernel besides (issue 42: "bulk zero libc" under
+ * three ranges of which two were not libc). */
+static void say_plan(const char *op, const unsigned char *kernel, const size_t *upto, int n) {
+  if (n == 1) {
+    axi_write("axmalloc: bulk %s %s\n", op, kernels[kernel[0]].name);
+    return;
+  }
+  axi_write("axmalloc: bulk %s by size:", op);
+  for (int i = 0; i < n; i++)
+    axi_write("%s %s from %zu B", i ? "," : "", kernels[kernel[i]].name,
+              i ? upto[i - 1] : (size_t)0);
+  axi_write("\n");
+}
+
 void axi_bulk_init(void) {
   ax_arch_bulk_detect();
   ax_bulk_step_t zplan[AX_BULK_STEPS] = {{0}}, cplan[AX_BULK_STEPS] = {{0}};
@@ -160,16 +176,12 @@ void axi_bulk_init(void) {
   zero_ranges = (unsigned char)nz;
   copy_ranges = (unsigned char)nc;
 
-  if (axi_options.verbose && (nz > 1 || nc > 1)) {
-    axi_write("axmalloc: bulk zero by size:");
-    for (int i = 0; i < nz; i++)
-      axi_write("%s %s from %zu B", i ? "," : "", kernels[z.kernel[i]].name,
-                i ? z.upto[i - 1] : (size_t)0);
-    axi_write("\naxmalloc: bulk copy by size:");
-    for (int i = 0; i < nc; i++)
-      axi_write("%s %s from %zu B", i ? "," : "", kernels[c.kernel[i]].name,
-                i ? c.upto[i - 1] : (size_t)0);
-    axi_write("\n");
+  if (axi_options.verbose && nz == 1 && nc == 1)
+    axi_write("axmalloc: bulk zero %s, bulk copy %s\n", kernels[z.kernel[0]].name,
+              kernels[c.kernel[0]].name);
+  else if (axi_options.verbose) {
+    say_plan("zero", z.kernel, z.upto, nz);
+    say_plan("copy", c.kernel, c.upto, nc);
   }
 }
 

@@ -52,36 +52,49 @@ static void process_init(void) {
     axi_write_keep_stderr(); /* the report at exit must find stderr (print.c) */
   ax_arch_cpu_detect();
   /* tagging: asked for, not with checked mode (whose pointers are not their blocks' starts:
-   * check.c) */
+   * check.c), and said when this CPU or kernel has none (it did nothing, unsaid: issue 42) */
   bool mte = axi_option_num(AXI_OPTION_MTE) != 0;
   if (mte && axi_checked)
     axi_write("axmalloc: memory tagging is not available with checked mode: off\n");
   axi_mte_init(mte && !axi_checked);
-  axi_bulk_init();
+  if (mte && !axi_checked && !axi_mte)
+    axi_write("axmalloc: AXMALLOC_MTE=%s does nothing here: this CPU or kernel has no memory "
+              "tagging\n",
+              axi_option_str(AXI_OPTION_MTE));
   axi_check_init(); /* its seam, and its blocks' stacks (stacks/depot.c) */
   axi_leak_init();  /* after checked mode and tagging, which rule it out */
   axi_prof_init();  /* after those three, which rule it out */
   axi_malloc_hooked = axi_prof_on || axi_leaks;
+  /* The profiler asked for and refused (its line said why) installs no handler either: the
+   * dump signal keeps its default action, which ends the program. (Without the profiler asked
+   * for at all, options.c said so.) */
+  if (!axi_prof_on && axi_option_from_env(AXI_OPTION_PROF_SIGNAL) &&
+      (axi_option_num(AXI_OPTION_PROF) || axi_option_num(AXI_OPTION_PROF_LEAKS)))
+    axi_write("axmalloc: AXMALLOC_PROF_SIGNAL=%s does nothing with the profiler off (the signal "
+              "will kill the program)\n",
+              axi_option_str(AXI_OPTION_PROF_SIGNAL));
+  /* AXMALLOC_VERBOSE: the version line first, then what was chosen, in the order it was; the
+   * bulk plan's line is bulk.c's, in its place (issue 42: its lines came before the version
+   * line, and this block then named one kernel where they had named several). The options'
+   * warnings came before, with the options. */
   if (axi_options.verbose)
     axi_write("axmalloc: version %d.%d, arch %s, cpu features: %s\n"
-              "axmalloc: atomics %s, single-threaded twins %s%s\n"
-              "axmalloc: bulk zero %s, bulk copy %s\n"
-              "axmalloc: os page %zu B, segment %zu KiB, purge delay %zu ms%s, memory tagging %s, "
-              "heap profiling %s%s\n",
+              "axmalloc: atomics %s, single-threaded twins %s%s\n",
               AX_VERSION_MAJOR, AX_VERSION_MINOR, AX_ARCH_NAME, ax_arch_cpu_features(),
               ax_arch_atomics_name(), axi_single_threaded() ? "on" : "off",
-              axi_force_mt ? " (AXMALLOC_FORCE_MT)" : "", axi_bulk_zero_name(),
-              axi_bulk_copy_name(), axi_os_page, (size_t)(AX_SEGMENT_SIZE >> 10),
-              (size_t)axi_options.purge_delay_ms, axi_checked ? ", checked mode" : "",
-              axi_mte_state,
+              axi_force_mt ? " (AXMALLOC_FORCE_MT)" : "");
+  axi_bulk_init(); /* (calloc and realloc are right before it: the table starts on the baseline) */
+  if (axi_options.verbose)
+    axi_write("axmalloc: os page %zu B, segment %zu KiB, purge delay %zu ms%s, memory tagging %s, "
+              "heap profiling %s%s\n"
+              "axmalloc: transparent huge pages %s (kernel: %s, huge page %zu KiB)%s\n",
+              axi_os_page, (size_t)(AX_SEGMENT_SIZE >> 10), (size_t)axi_options.purge_delay_ms,
+              axi_checked ? ", checked mode" : "", axi_mte_state,
               axi_prof_on        ? "on"
               : axi_check_stacks ? "off (checked mode: every block's stacks kept)"
                                  : "off",
-              axi_leaks ? ", leak checker on" : "");
-  if (axi_options.verbose)
-    axi_write("axmalloc: transparent huge pages %s (kernel: %s, huge page %zu KiB)%s\n",
-              axi_thp_option_name(), axi_thp_kernel_name(), axi_thp_size() >> 10,
-              axi_thp_size() ? "" : ": none to be had, nothing advised");
+              axi_leaks ? ", leak checker on" : "", axi_thp_option_name(), axi_thp_kernel_name(),
+              axi_thp_size() >> 10, axi_thp_size() ? "" : ": none to be had, nothing advised");
   if (axi_options.verbose && axi_prof_on)
     axi_write(
         "axmalloc: heap profiling: one sample per %llu B on average, profiles %s.<pid>.*.heap\n",

@@ -377,20 +377,25 @@ static unsigned distance(const char *a, size_t na, const char *b, size_t nb) {
   return row[na % 3][nb];
 }
 
-/* Whether name (its first n characters) is an option or one of not_options; if not,
- * *nearest is the known name nearest to it. */
+/* Whether name (its first n characters) is an option or one of not_options; if not, *nearest
+ * is the known name nearest to it, or NULL when none is near: at most one edit in three
+ * characters of the longer of the two (after AXMALLOC_), so that a typo (STAT, PROFILE:
+ * two edits in nine) gets its name and a name of our own does not get a stranger's
+ * (issue 42: FOO, three edits from MTE, was asked whether it meant AXMALLOC_MTE). */
 static bool known(const char *name, size_t n, const char **nearest) {
   unsigned best = ~0u;
-  size_t all = AXI_OPTION_COUNT + sizeof not_options / sizeof *not_options;
+  size_t all = AXI_OPTION_COUNT + sizeof not_options / sizeof *not_options, longer = 0;
   for (size_t k = 0; k < all; k++) {
     const char *e = k < AXI_OPTION_COUNT ? table[k].env : not_options[k - AXI_OPTION_COUNT];
-    if (strlen(e) == n && memcmp(e, name, n) == 0)
+    size_t ne = strlen(e);
+    if (ne == n && memcmp(e, name, n) == 0)
       return true;
-    unsigned d =
-        distance(name + PREFIX_LEN, n - PREFIX_LEN, e + PREFIX_LEN, strlen(e) - PREFIX_LEN);
+    unsigned d = distance(name + PREFIX_LEN, n - PREFIX_LEN, e + PREFIX_LEN, ne - PREFIX_LEN);
     if (d < best)
-      best = d, *nearest = e;
+      best = d, *nearest = e, longer = (n > ne ? n : ne) - PREFIX_LEN;
   }
+  if ((size_t)best * 3 > longer)
+    *nearest = NULL;
   return false;
 }
 
@@ -401,8 +406,51 @@ static void unknown_names(void) {
     const char *eq = strchr(*e, '='), *nearest = NULL;
     size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
     char g[SHOWN_MAX + 4];
-    if (!known(*e, n, &nearest))
+    if (known(*e, n, &nearest))
+      continue;
+    if (nearest)
       axi_write("axmalloc: %s: no such option (did you mean %s?)\n", shown(*e, g), nearest);
+    else
+      axi_write("axmalloc: %s: no such option (axmalloc(3) lists them)\n", shown(*e, g));
+  }
+}
+
+/* ---- options that need another ---------------------------------------------------------- */
+
+/* An option that does something only while another is on. Given alone it is said at start-up,
+ * in one line naming what to set: without it AXMALLOC_PROF_SIGNAL=USR2 installed no handler,
+ * and the signal killed the program without a word from the allocator (issue 42). The
+ * profiler's options work with AXMALLOC_PROF or with AXMALLOC_PROF_LEAKS, which profiles too;
+ * the line names the first. A mode asked for but refused (the profiler in checked mode, tagging
+ * on a CPU without it) is said where it is refused (lifecycle.c, the modes). A value refused
+ * here already had its line, and is no value: nothing more is said of it. The test walks every
+ * option and every pair against its own copy of this list (tests/interface/t_optneeds.sh). */
+static const struct need {
+  uint8_t option, on, or_on; /* or_on: a second option that does as well (or on again) */
+  const char *then;          /* what happens meanwhile, when that is worse than nothing */
+} needs[] = {
+    {AXI_OPTION_LEAKS_EXITCODE, AXI_OPTION_LEAKS, AXI_OPTION_LEAKS, NULL},
+    {AXI_OPTION_LEAKS_SUPPRESSIONS, AXI_OPTION_LEAKS, AXI_OPTION_LEAKS, NULL},
+    {AXI_OPTION_PROF_FILE, AXI_OPTION_PROF, AXI_OPTION_PROF_LEAKS, NULL},
+    {AXI_OPTION_PROF_SAMPLE, AXI_OPTION_PROF, AXI_OPTION_PROF_LEAKS, NULL},
+    {AXI_OPTION_PROF_SIGNAL, AXI_OPTION_PROF, AXI_OPTION_PROF_LEAKS,
+     "the signal will kill the program"},
+    {AXI_OPTION_PROF_UNWIND, AXI_OPTION_PROF, AXI_OPTION_PROF_LEAKS, NULL},
+};
+
+static void say_needs(void) {
+  for (size_t k = 0; k < sizeof needs / sizeof *needs; k++) {
+    const struct need *d = &needs[k];
+    if (!value[d->option].from_env || value[d->on].num || value[d->or_on].num)
+      continue;
+    char g[SHOWN_MAX + 4];
+    const char *env = table[d->option].env, *given = shown(value[d->option].str, g),
+               *on = table[d->on].env;
+    if (d->then)
+      axi_write("axmalloc: %s=%s does nothing without %s=1 (%s: set %s=1)\n", env, given, on,
+                d->then, on);
+    else
+      axi_write("axmalloc: %s=%s does nothing without %s=1\n", env, given, on);
   }
 }
 
@@ -451,6 +499,7 @@ void axi_options_read(void) {
   }
   unknown_names();
   set_state();
+  say_needs();
 }
 
 #if AX_TEST_HOOKS
