@@ -147,6 +147,18 @@ target_link_libraries(t_optfuzz PRIVATE axmalloc_hooks Threads::Threads)
 add_test(NAME t_optfuzz COMMAND t_optfuzz)
 set_tests_properties(t_optfuzz PROPERTIES LABELS options SKIP_RETURN_CODE 77)
 
+# No option silently does nothing (issue 42; t_optneeds.sh, on t_optparse_prog):
+#   t_optneeds.needs    every option the library lists against the script's list of what
+#                       each needs: alone, one line naming the option to set; with it, none
+#   t_optneeds.unknown  a name that is no option gets the nearest one only when it is near
+#   t_optneeds.verbose  AXMALLOC_VERBOSE=1: the version line first, the bulk plan once
+foreach(rule needs unknown verbose)
+  add_test(NAME t_optneeds.${rule}
+    COMMAND ${AX_BASH_OPTS} ${CMAKE_CURRENT_LIST_DIR}/t_optneeds.sh ${rule}
+            $<TARGET_FILE:t_optparse_prog> "${AX_EMU_ARG}")
+  set_tests_properties(t_optneeds.${rule} PROPERTIES LABELS options TIMEOUT 300)
+endforeach()
+
 # ---- the contract against glibc (driver: contract.cmake) ----------------------------------
 # The program must not link axmalloc: it runs on glibc's malloc unless the driver preloads
 # libaxmalloc.so. Under qemu the small address-space model, inside ulimit -v: qemu's own
