@@ -11,7 +11,9 @@
 #      program left to the program, arguments and exit status passed through;
 #   4. real programs through it: ls with --stats (axmalloc's report on stderr), sort and
 #      python3 with --verbose (axmalloc's banner), sort with --prof and --sample (the
-#      profiler's rate and prefix, a heap profile at exit), their output unchanged.
+#      profiler's rate and prefix, a heap profile at exit), their output unchanged; a
+#      relative --prof prefix made absolute, so that a child started in another directory
+#      writes its profile where the launcher ran (issue 42).
 #
 # usage: t_launcher.sh launcher=<build>/axmalloc lib=<build>/libaxmalloc.so.0 version=<x.y>
 set -u
@@ -98,6 +100,12 @@ for h in --help -h; do
     AXMALLOC_PROF_FILE=FILE AXMALLOC_LEAKS=1 --leaks=all AXMALLOC_LEAKS=all AXMALLOC_PROF_SAMPLE=BYTES \
     AXMALLOC_PROF_SIGNAL AXMALLOC_LIB LD_PRELOAD "$lib" "usage: axmalloc"; do
     grep -qF -- "$word" <<<"$out" || missing+=("$word")
+  done
+  # AXMALLOC_PROF_SIGNAL: the names and numbers the library takes, as axmalloc(3) says (issue
+  # 42: "a number, e.g. 12 for SIGUSR2" said nothing of names, nor which numbers)
+  for word in "USR1, USR2 or RTMIN" "RTMAX (RTMIN+n, RTMAX-n), with or without SIG" \
+    "(10, 12, 34 to 64); no other signal"; do
+    grep -qF -- "$word" <<<"$(tr -s ' \n' ' ' <<<"$out")" || missing+=("'$word'")
   done
   if [ ${#missing[@]} -eq 0 ]; then
     ok "$h: lists every option and variable, and the library $lib"
@@ -187,8 +195,19 @@ seen -- --prof "$W/prof/p"
 expect_env "--prof FILE" "$P" AXMALLOC_PROF=1 "AXMALLOC_PROF_FILE=$W/prof/p"
 seen -- "--prof=$W/prof/q"
 expect_env "--prof=FILE" "$P" AXMALLOC_PROF=1 "AXMALLOC_PROF_FILE=$W/prof/q"
+# A relative prefix is made absolute here, once (less its ./): the library would make it so in
+# each process, against the directory that process started in.
+seen -- --prof prof/rel
+expect_env "--prof relative" "$P" AXMALLOC_PROF=1 "AXMALLOC_PROF_FILE=$W/prof/rel"
+seen -- --prof=.//prof/rel2
+expect_env "--prof=.//relative" "$P" AXMALLOC_PROF=1 "AXMALLOC_PROF_FILE=$W/prof/rel2"
+seen -- --prof ../up
+expect_env "--prof ../relative" "$P" AXMALLOC_PROF=1 "AXMALLOC_PROF_FILE=$W/../up"
 seen -- --leaks
 expect_env --leaks "$P" AXMALLOC_LEAKS=1
+# --leaks with --prof: both set (the library takes both at once)
+seen -- --leaks --prof "$W/prof/lp"
+expect_env "--leaks --prof" "$P" AXMALLOC_LEAKS=1 AXMALLOC_PROF=1 "AXMALLOC_PROF_FILE=$W/prof/lp"
 seen -- --leaks=all
 expect_env --leaks=all "$P" AXMALLOC_LEAKS=all
 seen -- --sample 65536
@@ -281,6 +300,19 @@ elif [ "$rc" -eq 0 ] && [ "$out" = "$(printf 'a\nb')" ] &&
   ok "--prof FILE --sample 1024 -- sort: $(basename "$heap"): $(head -n 1 "$heap")"
 else
   fail "--prof FILE --sample 1024 -- sort: exit $rc, '$out', profile '$heap'; stderr: $err"
+fi
+# A relative prefix, and a program that starts a child in another directory: the child's
+# profile goes where the launcher ran, not under the child's directory (whose prof/ exists,
+# so that a prefix taken from there would be written).
+mkdir -p "$W/prof/far" "$W/elsewhere/prof/far"
+launch -- --prof prof/far/c -- sh -c 'cd elsewhere && exec ls -l /'
+far=$(ls "$W"/prof/far/c.*.final.heap 2>/dev/null | head -n 1)
+if grep -q 'heap profiling is not available' <<<"$err"; then
+  ok "--prof relative, child elsewhere: heap profiling is not available in this build"
+elif [ "$rc" -eq 0 ] && [ -n "$far" ] && [ -z "$(ls "$W/elsewhere/prof/far")" ]; then
+  ok "--prof prof/far/c, child in elsewhere/: $(basename "$far") in $W/prof/far"
+else
+  fail "--prof prof/far/c, child in elsewhere/: exit $rc, in prof/far: '$(ls "$W/prof/far" | xargs)', in elsewhere/prof/far: '$(ls "$W/elsewhere/prof/far" | xargs)'; stderr: $err"
 fi
 # Without --verbose: the library is loaded (its banner appears only when asked).
 launch AXMALLOC_VERBOSE=1 -- sh -c 'echo $LD_PRELOAD'
