@@ -46,6 +46,12 @@ static void process_init(void) {
   axi_os_page = pg ? pg : 4096;
   axi_options_read(); /* first: every other init reads options (and state.c's are set) */
   axi_thp_init();
+  /* AXMALLOC_THP=always where the kernel has no huge pages to give advises nothing (thp.c):
+   * said, as every option that does nothing (issue 42); never and auto get what they ask for */
+  if (axi_options.thp == AX_THP_ALWAYS && axi_option_from_env(AXI_OPTION_THP) && !axi_thp_size())
+    axi_write("axmalloc: AXMALLOC_THP=%s does nothing here: the kernel gives no transparent huge "
+              "pages (kernel: %s)\n",
+              axi_option_str(AXI_OPTION_THP), axi_thp_kernel_name());
   axi_os_barrier_init(); /* (steals of idle threads' batches: remote.c) */
   axi_cookie_key = (uintptr_t)axi_random();
   if (axi_options.stats)

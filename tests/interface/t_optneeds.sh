@@ -13,7 +13,7 @@
 #            alone, gets exactly one line naming the option to set; with each option that
 #            enables it, none; every other option alone, none. And the refusals that remain:
 #            the dump signal of a profiler that checked mode refused, AXMALLOC_MTE=1 where
-#            there is no tagging
+#            there is no tagging, AXMALLOC_THP=always where the kernel has no huge pages
 #   unknown  an AXMALLOC_* name that is no option gets the nearest name only when it is near
 #            (at most one edit in three characters): AXMALLOC_FOO is not asked about _MTE
 #   verbose  AXMALLOC_VERBOSE=1: the version line is the library's first, the bulk plan is
@@ -22,7 +22,7 @@
 #
 # EMULATOR: how to run PROG ('|' separates its words), empty natively.
 set -uo pipefail
-rule=$1 prog=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+rule=$1 prog=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") here=$(cd "$(dirname "$0")" && pwd)
 IFS='|' read -r -a emu <<<"${3:-}"
 export LC_ALL=C
 # Every run says which options it sets: none of a variant pass's (scripts/test.sh) inherited.
@@ -125,6 +125,18 @@ the profiler off (the signal will kill the program)"
     run "AXMALLOC_$o=@"
     want "AXMALLOC_$o=@ alone: one line" "$(grep -c . <<<"$early")" 1
   done
+  # AXMALLOC_THP=always where the kernel has no huge pages (fake sysfs directories: thp.c's
+  # test hook, AXMALLOC_THP_SYSFS); never and auto ask for nothing it lacks
+  local thp=$here/../platform/thp k
+  for k in never:never "none:absent"; do
+    run AXMALLOC_THP=always "AXMALLOC_THP_SYSFS=$thp/${k%%:*}"
+    want "AXMALLOC_THP=always, kernel ${k#*:}" "$warned" "axmalloc: AXMALLOC_THP=always does \
+nothing here: the kernel gives no transparent huge pages (kernel: ${k#*:})"
+    run AXMALLOC_THP=never "AXMALLOC_THP_SYSFS=$thp/${k%%:*}"
+    want "AXMALLOC_THP=never, kernel ${k#*:}" "$warned" ""
+  done
+  run AXMALLOC_THP=always "AXMALLOC_THP_SYSFS=$thp/madvise_2m"
+  want "AXMALLOC_THP=always, kernel madvise" "$warned" ""
   # explicitly off is off too
   run AXMALLOC_PROF=0 AXMALLOC_PROF_SAMPLE=4k
   want "AXMALLOC_PROF=0 AXMALLOC_PROF_SAMPLE=4k" "$warned" \
