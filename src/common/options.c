@@ -17,8 +17,11 @@
  * in one line and the default is used:
  *   axmalloc: AXMALLOC_PROF_SAMPLE=abc is not a size (digits with an optional k, m or g
  *   suffix): the default 512k is used
- * and an AXMALLOC_* name that is no option gets one line with the nearest name:
+ * an AXMALLOC_* name that is no option gets one line with the nearest name, when one is near:
  *   axmalloc: AXMALLOC_STAT=1: no such option (did you mean AXMALLOC_STATS?)
+ * and an option that does something only while another is on, given without it, one line
+ * naming what to set (needs[], below):
+ *   axmalloc: AXMALLOC_PROF_SAMPLE=64k does nothing without AXMALLOC_PROF=1
  * (jemalloc says "Invalid conf value", mimalloc warns; before this table every number was its
  * leading digits: "64k" was 64, "abc" was 0 and "yes" was off.)
  *
@@ -65,7 +68,9 @@ typedef struct option {
  * variable and its kind; a bool defaults to 0 unless .dflt says 1; a number or size gives
  * .dflt and its range .min..max; a choice its words (its default is word .dflt); a string
  * its default .text (the leak checker's three are one of each; a string's owner asks
- * axi_option_from_env whether one was given, and checks it: axi_option_reject). */
+ * axi_option_from_env whether one was given, and checks it: axi_option_reject). An option that
+ * does something only while another is on gets a row in needs[] too, and every new option a
+ * rule in tests/interface/t_optneeds.sh, which fails until it has one. */
 static const option_t table[AXI_OPTION_COUNT] = {
     [AXI_OPTION_CHECK] = {"AXMALLOC_CHECK", P_BOOL, .dflt = AX_CHECKED},
     [AXI_OPTION_FORCE_ISA] = {"AXMALLOC_FORCE_ISA", P_STRING, .text = "none"},

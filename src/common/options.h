@@ -30,10 +30,10 @@ enum axi_option {
   AXI_OPTION_VERBOSE,
   AXI_OPTION_COUNT
 };
-/* Every option parsed, a bad value or unknown AXMALLOC_* name reported in one line each, and
- * state.c's settings set (the page size, stats, verbose, the purge delay, forced
- * multi-threading, checked mode). pre: process init, alone, axi_os_page the kernel's. No
- * allocation; errno kept. */
+/* Every option parsed, a bad value, an unknown AXMALLOC_* name or an option given without the
+ * one it needs reported in one line each, and state.c's settings set (the page size, stats,
+ * verbose, the purge delay, forced multi-threading, checked mode). pre: process init, alone,
+ * axi_os_page the kernel's. No allocation; errno kept. */
 AXI_HIDDEN void axi_options_read(void);
 /* AXMALLOC_PURGE_DELAY_MS's bound, and ax_ctl's purge.delay_ms's (an hour) */
 #define AX_PURGE_DELAY_MAX_MS 3600000u
