@@ -193,7 +193,7 @@ static void reject(enum axi_option i, const char *given, const char *why, bool s
 
 /* ---- the kinds -------------------------------------------------------------------------- */
 
-enum verdict { OK, NOT_A, OUT_OF_RANGE };
+enum verdict { OK, NOT_A, OUT_OF_RANGE, UNCATCHABLE };
 
 /* ASCII's letters in the other case, every other byte as it is (c | 0x20 also made 0x11 a
  * '1' and 0x10 a '0': AXMALLOC_CHECK=$'\x11' was on, issue 38). */
@@ -270,14 +270,19 @@ static bool profile_signal(uint64_t n) {
 }
 
 /* USR1, USR2, RTMIN, RTMIN+n, RTMAX or RTMAX-n (kill -l's names), with or without SIG, in
- * capitals; or the number of one of these. */
+ * capitals; or the number of one of these. KILL and STOP, by name or number, are UNCATCHABLE:
+ * "is not a signal" was wrong for them (issue 42), and no handler of any kind can have them. */
 static enum verdict parse_signal(const char *s, uint64_t *v) {
   if (*s >= '0' && *s <= '9') {
     enum verdict r = parse_number(s, false, v);
+    if (r == OK && (*v == SIGKILL || *v == SIGSTOP))
+      return UNCATCHABLE;
     return r == OK && !profile_signal(*v) ? OUT_OF_RANGE : r;
   }
   if (strncmp(s, "SIG", 3) == 0)
     s += 3;
+  if (strcmp(s, "KILL") == 0 || strcmp(s, "STOP") == 0)
+    return UNCATCHABLE;
   if (strcmp(s, "USR1") == 0 || strcmp(s, "USR2") == 0) {
     *v = s[3] == '1' ? SIGUSR1 : SIGUSR2;
     return OK;
@@ -298,7 +303,7 @@ static enum verdict parse_signal(const char *s, uint64_t *v) {
   return r;
 }
 
-/* What a bad value is not, for the message (buf: 96 bytes for a range). */
+/* What a bad value is not, for the message (buf: 128 bytes, for a range or a signal's). */
 static const char *expected(const option_t *o, enum verdict r, char *buf) {
   static const char *const what[] = {
       [P_BOOL] = "is not a boolean (1, 0, yes, no, true, false, on or off)",
@@ -313,7 +318,10 @@ static const char *expected(const option_t *o, enum verdict r, char *buf) {
     return buf;
   }
   if (o->parse == P_SIGNAL) { /* (with this C library's numbers) */
-    char *b = stpcpy(buf, "is not a signal for profiles (USR1, USR2, RTMIN to RTMAX: ");
+    char *b = stpcpy(buf, r == UNCATCHABLE ? "cannot be caught (a signal for profiles is USR1, "
+                                             "USR2 or RTMIN to RTMAX: "
+                                           : "is not a signal for profiles (USR1, USR2, RTMIN "
+                                             "to RTMAX: ");
     b = stpcpy(put_u(b, SIGUSR1), ", ");
     b = stpcpy(put_u(b, SIGUSR2), ", ");
     strcpy(put_u(stpcpy(put_u(b, (uint64_t)SIGRTMIN), " to "), (uint64_t)SIGRTMAX), ")");
@@ -486,7 +494,7 @@ static void read_option(enum axi_option i, const char *s) {
   if (!s || !*s)
     return;
   uint64_t v = 0;
-  char buf[96];
+  char buf[128];
   enum verdict r = parse_value(o, s, &v);
   if (r != OK) {
     reject(i, s, expected(o, r, buf), true);

@@ -152,7 +152,8 @@ set_tests_properties(t_optfuzz PROPERTIES LABELS options SKIP_RETURN_CODE 77)
 #                       each needs: alone, one line naming the option to set; with it, none
 #   t_optneeds.unknown  a name that is no option gets the nearest one only when it is near
 #   t_optneeds.verbose  AXMALLOC_VERBOSE=1: the version line first, the bulk plan once
-foreach(rule needs unknown verbose)
+#   t_optneeds.signals  AXMALLOC_PROF_SIGNAL=KILL, STOP: "cannot be caught"
+foreach(rule needs unknown verbose signals)
   add_test(NAME t_optneeds.${rule}
     COMMAND ${AX_BASH_OPTS} ${CMAKE_CURRENT_LIST_DIR}/t_optneeds.sh ${rule}
             $<TARGET_FILE:t_optparse_prog> "${AX_EMU_ARG}")

@@ -19,6 +19,8 @@
 #   verbose  AXMALLOC_VERBOSE=1: the version line is the library's first, the bulk plan is
 #            said once, after it (a line for zero and copy, or one line for both), and the
 #            warnings of the options come before the version line, not inside its block
+#   signals  AXMALLOC_PROF_SIGNAL=KILL or STOP (by name, with or without SIG, or number): "cannot
+#            be caught", not "is not a signal"; any other refused signal keeps its line
 #
 # EMULATOR: how to run PROG ('|' separates its words), empty natively.
 set -uo pipefail
@@ -191,8 +193,20 @@ rule_verbose() {
   done
 }
 
+rule_signals() {
+  local v why="(a signal for profiles is USR1, USR2 or RTMIN to RTMAX: 10, 12, 34 to 64)"
+  for v in KILL SIGKILL 9 STOP SIGSTOP 19; do
+    run AXMALLOC_PROF=1 "AXMALLOC_PROF_SIGNAL=$v" "AXMALLOC_PROF_FILE=$tmp/p"
+    want "AXMALLOC_PROF_SIGNAL=$v" "$warned" \
+      "axmalloc: AXMALLOC_PROF_SIGNAL=$v cannot be caught $why: the default none is used"
+  done
+  run AXMALLOC_PROF=1 AXMALLOC_PROF_SIGNAL=SIGTERM "AXMALLOC_PROF_FILE=$tmp/p"
+  want "AXMALLOC_PROF_SIGNAL=SIGTERM" "$warned" "axmalloc: AXMALLOC_PROF_SIGNAL=SIGTERM is not a \
+signal for profiles (USR1, USR2, RTMIN to RTMAX: 10, 12, 34 to 64): the default none is used"
+}
+
 case $rule in
-  needs | unknown | verbose) "rule_$rule" ;;
+  needs | unknown | verbose | signals) "rule_$rule" ;;
   *) echo "t_optneeds.sh: unknown rule $rule" && exit 2 ;;
 esac
 if ((fails)); then
