@@ -208,8 +208,8 @@ void axi_double_free(const char *fn, const void *p) {
 /* A sized free whose size is not the block's (free.c, check.c: block is the bytes it holds,
  * or in checked mode the size it was allocated with). */
 void axi_say_bad_size(const char *fn, const void *p, size_t size, size_t block) {
-  axi_write("axmalloc: %s(): size mismatch %p (freed as %zu bytes, the block holds %zu)\n", fn, p,
-            size, block);
+  axi_write("axmalloc: %s(): size mismatch %p (freed as %zu byte%s, the block holds %zu)\n", fn, p,
+            size, axi_plural(size), block);
 }
 void axi_bad_size(const char *fn, const void *p, size_t size, size_t block) {
   axi_say_bad_size(fn, p, size, block);

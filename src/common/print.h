@@ -12,6 +12,9 @@ AXI_HIDDEN void axi_write(const char *fmt, ...);
 AXI_HIDDEN void axi_write_keep_stderr(void);
 AXI_HIDDEN void axi_write_to_saved_stderr(void);
 AXI_HIDDEN __attribute__((noreturn)) void axi_fatal(const char *fmt, ...);
+/* "s" unless n is 1, for a count's noun: "%llu block%s", n, axi_plural(n) ("1 blocks" said
+ * nothing wrong, but read badly: issue 42). */
+static inline const char *axi_plural(uint64_t n) { return n == 1 ? "" : "s"; }
 /* err in words ("No such file or directory") for a message; "errno <n>" in buf (24 bytes)
  * for one without a name here. Without strerror: its translations may allocate. */
 AXI_HIDDEN const char *axi_strerror(int err, char *buf);
