@@ -96,7 +96,7 @@ ax_expect_fail(t_cxx_new.baddelete t_cxx_new ARGS baddelete
 # sized delete with another class's size: `delete` of a `new char[4096]`, a type's wrong size
 # (the block holds its class's 16 bytes, or in an AX_CHECKED=ON build the 1 asked for)
 ax_expect_fail(t_cxx_new.delarray t_cxx_new ARGS delarray
-               REGEX "axmalloc: operator delete\\(\\): size mismatch 0x[0-9a-f]+ \\(freed as 1 bytes, the block holds 4096\\)")
+               REGEX "axmalloc: operator delete\\(\\): size mismatch 0x[0-9a-f]+ \\(freed as 1 byte, the block holds 4096\\)")
 ax_expect_fail(t_cxx_new.deltype t_cxx_new ARGS deltype
                REGEX "axmalloc: operator delete\\(\\): size mismatch 0x[0-9a-f]+ \\(freed as 72 bytes, the block holds (16|1)\\)")
 
@@ -114,7 +114,7 @@ ax_expect_fail(t_cxx_new_static.baddelete t_cxx_new_static ARGS baddelete
 # sized delete with another class's size: `delete` of a `new char[4096]`, a type's wrong size
 # (the block holds its class's 16 bytes, or in an AX_CHECKED=ON build the 1 asked for)
 ax_expect_fail(t_cxx_new_static.delarray t_cxx_new_static ARGS delarray
-               REGEX "axmalloc: operator delete\\(\\): size mismatch 0x[0-9a-f]+ \\(freed as 1 bytes, the block holds 4096\\)")
+               REGEX "axmalloc: operator delete\\(\\): size mismatch 0x[0-9a-f]+ \\(freed as 1 byte, the block holds 4096\\)")
 ax_expect_fail(t_cxx_new_static.deltype t_cxx_new_static ARGS deltype
                REGEX "axmalloc: operator delete\\(\\): size mismatch 0x[0-9a-f]+ \\(freed as 72 bytes, the block holds (16|1)\\)")
 

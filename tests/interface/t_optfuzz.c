@@ -55,7 +55,7 @@ typedef struct model {
 #define IS_SIZE "is not a size (digits with an optional k, m or g suffix)"
 #define IS_NUMBER "is not a number (digits)"
 
-static char page_dflt[24], page_range[96], signal_why[96]; /* (made in main) */
+static char page_dflt[24], page_range[96], signal_why[96], uncaught_why[128]; /* (made in main) */
 
 static model_t models[] = {
     {"AXMALLOC_CHECK", BOOL, .dflt = "off", .not_a = IS_BOOL}, /* (-DAX_CHECKED=ON: on, main) */
@@ -74,7 +74,7 @@ static model_t models[] = {
     {"AXMALLOC_PROF_LEAKS", BOOL, .dflt = "off", .not_a = IS_BOOL},
     {"AXMALLOC_PROF_SAMPLE", SIZE, 1, (uint64_t)1 << 40, .dflt = "512k", .not_a = IS_SIZE,
      .range = "is out of range (1 to 1024g)"},
-    {"AXMALLOC_PROF_SIGNAL", SIGNAL, .dflt = "none", .not_a = signal_why, .range = signal_why},
+    {"AXMALLOC_PROF_SIGNAL", SIGNAL, .dflt = "none", .not_a = signal_why, .range = uncaught_why},
     {"AXMALLOC_PROF_UNWIND", WORD, .words = {"table", "libgcc", "check"}, .dflt = "table",
      .not_a = "is not table, libgcc or check"},
     {"AXMALLOC_PURGE_DELAY_MS", NUMBER, 0, 3600000, .dflt = "10", .not_a = IS_NUMBER,
@@ -146,6 +146,8 @@ static answer_t signal_model(const char *s) {
       s += 3, len -= 3;
     if (strcmp(s, "USR1") == 0 || strcmp(s, "USR2") == 0)
       n = s[3] == '1' ? SIGUSR1 : SIGUSR2;
+    else if (strcmp(s, "KILL") == 0 || strcmp(s, "STOP") == 0)
+      n = s[0] == 'K' ? SIGKILL : SIGSTOP;
     else if (strcmp(s, "RTMIN") == 0)
       n = (u128)SIGRTMIN;
     else if (strcmp(s, "RTMAX") == 0)
@@ -157,6 +159,8 @@ static answer_t signal_model(const char *s) {
     else
       return no;
   }
+  if (n == SIGKILL || n == SIGSTOP) /* (a signal, but one nothing can catch: its own line) */
+    return (answer_t){OUT_OF_RANGE, 0, NULL};
   return profile_signal(n) ? (answer_t){TAKEN, (uint64_t)n, NULL} : no;
 }
 
@@ -540,6 +544,10 @@ int main(int argc, char **argv) {
   snprintf(signal_why, sizeof signal_why,
            "is not a signal for profiles (USR1, USR2, RTMIN to RTMAX: %d, %d, %d to %d)", SIGUSR1,
            SIGUSR2, SIGRTMIN, SIGRTMAX);
+  snprintf(uncaught_why, sizeof uncaught_why,
+           "cannot be caught (a signal for profiles is USR1, USR2 or RTMIN to RTMAX: %d, %d, %d to "
+           "%d)",
+           SIGUSR1, SIGUSR2, SIGRTMIN, SIGRTMAX);
 
   int p[2];
   CHECK(pipe2(p, O_NONBLOCK | O_CLOEXEC) == 0);
