@@ -31,8 +31,8 @@ status() { [ "$st" = "$2" ] || fail "$1: exit status $st, not $2"; }
 run main main AXMALLOC_LEAKS=1
 status main 23
 # still reachable: the global's, the stack's, and stdio's buffer (and a static libc's own)
-has main "leak check: 4096000 bytes in 1000 blocks lost (definitely), "
-has main "4096000 bytes in 1000 blocks allocated from:"
+has main "leak check: 4096000 bytes in 1000 blocks lost (directly: 4096000 bytes in 1000 blocks, indirectly: 0 bytes in 0 blocks), "
+has main "Direct leak of 4096000 byte(s) in 1000 object(s) allocated from:"
 grep -qE '#0 0x[0-9a-f]+ leak_some\+0x[0-9a-f]+ \(.*t_leaks[a-z_]*\+0x[0-9a-f]+\)' "$tmp/main.err" ||
   fail "main: frame #0 is not leak_some: $(head -5 "$tmp/main.err")"
 hasnt main "still reachable, allocated"
@@ -41,7 +41,7 @@ grep -qx "t_leaks: buffered output" "$tmp/main.out" || fail "main: stdout lost"
 
 run all main AXMALLOC_LEAKS=all
 status all 23
-has all "4096000 bytes in 1000 blocks allocated from:"
+has all "Direct leak of 4096000 byte(s) in 1000 object(s) allocated from:"
 has all "100 bytes in 1 blocks still reachable, allocated from:"
 has all "200 bytes in 1 blocks still reachable, allocated from:"
 
