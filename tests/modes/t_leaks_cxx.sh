@@ -63,6 +63,16 @@ else
   echo "t_leaks_cxx: no addr2line: source lines not checked"
 fi
 
+# a program whose stdin and stdout are closed (coreutils close stdout at exit): addr2line's
+# pipe is not mixed up with them
+env AXMALLOC_LEAKS=1 "${emu[@]}" "$prog" strings 2>"$tmp/closed.err" <&- >&-
+st=$?
+status closed 23
+if command -v addr2line >/dev/null; then
+  grep -qE "#0 0x[0-9a-f]+ leak_in_thread\(int\)\+0x[0-9a-f]+ .*t_leaks_cxx\.cc:$site$" "$tmp/closed.err" ||
+    fail "closed: no source line: $(head -c 2000 "$tmp/closed.err")"
+fi
+
 # suppressions: by the demangled name (LeakSanitizer's form), with '*', as in the file; the
 # exit status follows
 printf 'leak:leak_in_thread(int)\n' >"$tmp/supp"

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -37,9 +38,10 @@
 typedef struct module {
   uintptr_t base, lo, hi; /* load address; the span of its executable segments */
   char path[256];
-  bool main;   /* the program itself: opened as /proc/self/exe */
-  bool looked; /* its symbols looked for */
-  bool debug;  /* it has line tables, or names a file of them (.gnu_debuglink) */
+  char file[256]; /* the file opened, by the kernel's name (for addr2line): "" if not known */
+  bool main;      /* the program itself: opened as /proc/self/exe */
+  bool looked;    /* its symbols looked for */
+  bool debug;     /* it has line tables, or names a file of them (.gnu_debuglink) */
   const ElfW(Sym) * sym;
   const char **pretty; /* (external) each symbol's name demangled, when looked for */
   size_t nsym;
@@ -97,6 +99,15 @@ static void read_symbols(module_t *m) {
   int fd = axi_os_open(m->main ? "/proc/self/exe" : m->path, O_RDONLY, 0);
   if (fd < 0)
     return;
+  /* The file's name as the kernel has it: under qemu-user -L <sysroot> the loader's name
+   * (/lib/libc.so.6) is the target's file under the sysroot, which another process (addr2line,
+   * a host program) would not find by that name. */
+  char link[32] = "/proc/self/fd/", *d = link + 14;
+  int digits = fd < 10 ? 1 : fd < 100 ? 2 : fd < 1000 ? 3 : fd < 10000 ? 4 : 0;
+  for (int i = digits, v = fd; i > 0; v /= 10)
+    d[--i] = (char)('0' + v % 10);
+  long n = digits ? axi_os_readlink(link, m->file, sizeof m->file - 1) : -1;
+  m->file[n > 0 && m->file[0] == '/' ? n : 0] = 0;
   long size = axi_os_file_size(fd);
   const char *f = size > (long)sizeof(ElfW(Ehdr)) ? axi_os_map_file(fd, (size_t)size) : NULL;
   axi_os_close(fd);
@@ -291,11 +302,14 @@ static void parse(char *out, size_t len, pc_lines_t **e, const uintptr_t *a, uns
     char *d = __builtin_strstr(file, " (discriminator");
     if (d)
       *d = 0;
+    /* Without a source line, addr2line names the nearest symbol before the address, whatever
+     * its size (a static function of a stripped libc as the exported one before it): not
+     * taken, the frame prints as before. */
     bool no_func = !__builtin_strcmp(s, "??"), no_file = file[0] == '?' && file[1] == '?';
-    if (no_func && no_file)
+    if (no_file)
       continue;
     line[nline].func = no_func ? NULL : keep(s, __builtin_strlen(s));
-    line[nline].file = no_file ? NULL : keep(file, __builtin_strlen(file));
+    line[nline].file = keep(file, __builtin_strlen(file));
     nline++;
     e[k]->n = nline - e[k]->first;
   }
@@ -343,28 +357,45 @@ static char **candidates(void) {
   return v;
 }
 
+/* fd moved to 3 or above (close-on-exec): a program that closed its stdout (coreutils do, at
+ * exit) makes the pipe fd 1, which the child's dup2 onto 0, 1 and 2 would mix up. */
+static int high(int fd) {
+  if (fd < 0 || fd > 2)
+    return fd;
+  int to = axi_os_fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  axi_os_close(fd);
+  return to;
+}
+
 /* Runs argv's program (each of where[] in turn) with stdout into a pipe, stdin and stderr
- * /dev/null; its output, in a mapping of its own (*len bytes), NULL when it could not run.
- * vfork and execve, and the system calls for the rest: none of them is a cancellation point
- * (tests/concurrency/t_cancel_points.sh), and none allocates. */
+ * /dev/null; its output, in a mapping of its own (*len bytes of *mapped), NULL when it could
+ * not run. vfork and execve, and the system calls for the rest: none of them is a
+ * cancellation point (tests/concurrency/t_cancel_points.sh). Signals are blocked across the
+ * vfork, so no handler of the program's runs in the child while it shares our memory; the
+ * child sets the mask back before execve (a handler caught in between runs in the child). */
 static char *run(char *const *where, char *const *argv, char *const *env, size_t *len,
                  size_t *mapped) {
-  int fd[2], null = axi_os_open("/dev/null", O_RDWR, 0);
+  int fd[2], null = high(axi_os_open("/dev/null", O_RDWR, 0));
   if (null < 0)
     return NULL;
-  if (pipe2(fd, O_CLOEXEC) != 0) {
+  if (pipe2(fd, O_CLOEXEC) != 0 || (fd[0] = high(fd[0])) < 0 || (fd[1] = high(fd[1])) < 0) {
     axi_os_close(null);
     return NULL;
   }
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
   pid_t pid = vfork();
-  if (pid == 0) { /* (the child: shares our memory until execve; touches none of it) */
+  if (pid == 0) { /* (the child: shares our memory until execve; writes none of it) */
     dup2(null, 0);
     dup2(fd[1], 1);
     dup2(null, 2);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     for (unsigned i = 0; where[i]; i++)
       execve(where[i], argv, env);
     _exit(127);
   }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   axi_os_close(fd[1]);
   axi_os_close(null);
   size_t cap = (size_t)1 << 20, have = 0;
@@ -415,7 +446,7 @@ static void lines_of(module_t *m, char *const *where, char *const *env) {
       argv[k++] = "-C";
       argv[k++] = "-i";
       argv[k++] = "-e";
-      argv[k++] = m->path;
+      argv[k++] = m->file;
       for (unsigned j = 0; j < n; j++) {
         char hex[24], *h = hex + sizeof hex;
         uintptr_t v = a[j];
@@ -452,8 +483,8 @@ void axi_symbolize_external(void) {
   for (unsigned i = 0; i < nmods; i++) {
     if (!mods[i].looked)
       read_symbols(&mods[i]);
-    if (mods[i].debug && mods[i].path[0] == '/' && __builtin_strcmp(mods[i].path, "/proc/self/exe"))
-      lines_of(&mods[i], where, env); /* (the program by its path: addr2line's own is not it) */
+    if (mods[i].debug && mods[i].file[0])
+      lines_of(&mods[i], where, env);
   }
 }
 
