@@ -49,7 +49,7 @@ i=$(line_of main "Indirect leak of 1010 byte(s) in 10 object(s) allocated from:"
 [ "$(grep -c ' leak of ' "$tmp/main.err")" = 2 ] || fail "main: not the two leaks"
 # the direct leak's frame #0: the demangled name and the allocation's line
 frame0=$(sed -n "$((d + 1))p" "$tmp/main.err")
-[[ $frame0 =~ ^\ +#0\ 0x[0-9a-f]+\ leak_in_thread\(int\)\+0x[0-9a-f]+\ \(.*t_leaks_cxx\+0x[0-9a-f]+\) ]] ||
+[[ $frame0 =~ ^\ +#0\ 0x[0-9a-f]+\ leak_in_thread\(int\)\+0x[0-9a-f]+\ \(.*t_leaks_cxx[a-z_]*\+0x[0-9a-f]+\) ]] ||
   fail "main: frame #0 of the direct leak is not leak_in_thread(int): $frame0"
 hasnt main "_Z14leak_in_threadi"
 if command -v addr2line >/dev/null; then

@@ -304,12 +304,15 @@ static void parse(char *out, size_t len, pc_lines_t **e, const uintptr_t *a, uns
       *d = 0;
     /* Without a source line, addr2line names the nearest symbol before the address, whatever
      * its size (a static function of a stripped libc as the exported one before it): not
-     * taken, the frame prints as before. */
-    bool no_func = !__builtin_strcmp(s, "??"), no_file = file[0] == '?' && file[1] == '?';
+     * taken, the frame prints as before; nor a file without a line ("x.o:?", "x.c:0"). */
+    size_t fl = __builtin_strlen(file);
+    bool no_func = !__builtin_strcmp(s, "??"),
+         no_file = (file[0] == '?' && file[1] == '?') ||
+                   (fl > 2 && file[fl - 2] == ':' && (file[fl - 1] == '?' || file[fl - 1] == '0'));
     if (no_file)
       continue;
     line[nline].func = no_func ? NULL : keep(s, __builtin_strlen(s));
-    line[nline].file = keep(file, __builtin_strlen(file));
+    line[nline].file = keep(file, fl);
     nline++;
     e[k]->n = nline - e[k]->first;
   }
