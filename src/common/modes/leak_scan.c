@@ -82,6 +82,19 @@ static void visit_pages(ax_segment_t *seg, ax_atomic_word *side, visit_fn fn) {
   }
 }
 
+/* The heap profiler's sampled blocks (with AXMALLOC_PROF too): a slot segment is of the huge
+ * kind, and each of its slots but the first (the slot table) may hold one block, at its start
+ * (prof.c). */
+#define SLOT_SHIFT 16 /* prof.c's AX_SLOT_SHIFT */
+static void visit_slots(ax_segment_t *seg, ax_atomic_word *side, visit_fn fn) {
+  for (uintptr_t b = (uintptr_t)seg + ((uintptr_t)1 << SLOT_SHIFT);
+       b < (uintptr_t)seg + AX_SEGMENT_SIZE; b += (uintptr_t)1 << SLOT_SHIFT) {
+    ax_atomic_word *w = side + ((b - (uintptr_t)seg) >> 4);
+    if (ax_atomic_load_relaxed(w))
+      fn(b, w);
+  }
+}
+
 /* Every live block whose word is in the side array of the region at r: the carved blocks of
  * its segment, or the huge block starting in it (its header there, or the segment before for
  * one aligned to a segment). */
@@ -93,9 +106,9 @@ static void visit_region(uintptr_t r, ax_atomic_word *side, visit_fn fn) {
     seg = (ax_segment_t *)(r - AX_SEGMENT_SIZE);
   if (!seg)
     return;
-  if (seg->kind != AX_KIND_HUGE) {
+  if (seg->kind != AX_KIND_HUGE || seg->prof_slots) {
     if ((uintptr_t)seg == r)
-      visit_pages(seg, side, fn);
+      (seg->prof_slots ? visit_slots : visit_pages)(seg, side, fn);
     return;
   }
   uintptr_t b = seg->pages[0].area;
@@ -199,6 +212,8 @@ static void reach_huge(uintptr_t v) {
       return;
   ax_segment_t *seg = (ax_segment_t *)r;
   uintptr_t b = seg->pages[0].area;
+  if (seg->kind == AX_KIND_HUGE && seg->prof_slots && v - r < AX_SEGMENT_SIZE)
+    b = v & ~(((uintptr_t)1 << SLOT_SHIFT) - 1); /* (a sampled block: its slot's start) */
   if (seg->kind != AX_KIND_HUGE || b < r || b > r + AX_SEGMENT_SIZE || v < b)
     return;
   ax_atomic_word *w = axi_side_word(b);
