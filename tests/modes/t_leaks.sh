@@ -63,6 +63,25 @@ printf 'leak:^mai$\n' >"$tmp/supp3"
 run supp3 main AXMALLOC_LEAKS=1 AXMALLOC_LEAKS_SUPPRESSIONS="$tmp/supp3"
 status supp3 23
 
+# direct and indirect: the list's head and the block pointing at itself direct, the list's
+# nodes and the cycle indirect; direct first; a suppression takes a stack's indirect leaks too
+run graph graph AXMALLOC_LEAKS=1
+status graph 23
+has graph "leak check: 448 bytes in 6 blocks lost (directly: 128 bytes in 2 blocks, indirectly: 320 bytes in 4 blocks)"
+has graph "Direct leak of 48 byte(s) in 1 object(s) allocated from:"
+has graph "Direct leak of 80 byte(s) in 1 object(s) allocated from:"
+# (each node() call a stack of its own)
+[ "$(grep -c 'Indirect leak of 64 byte(s) in 1 object(s)' "$tmp/graph.err")" = 2 ] ||
+  fail "graph: the list's two nodes are not indirect: $(grep ' leak of ' "$tmp/graph.err")"
+[ "$(grep -c 'Indirect leak of 96 byte(s) in 1 object(s)' "$tmp/graph.err")" = 2 ] ||
+  fail "graph: the cycle is not indirect: $(grep ' leak of ' "$tmp/graph.err")"
+[ "$(grep ' leak of ' "$tmp/graph.err" | cut -d' ' -f1 | tr '\n' ' ')" = "Direct Direct Indirect Indirect Indirect Indirect " ] ||
+  fail "graph: not the direct leaks first: $(grep ' leak of ' "$tmp/graph.err")"
+printf 'leak:leak_graph\n' >"$tmp/supp_graph"
+run supp_graph graph AXMALLOC_LEAKS=1 AXMALLOC_LEAKS_SUPPRESSIONS="$tmp/supp_graph"
+status supp_graph 0
+has supp_graph "suppressed: 448 bytes in 6 blocks (leak:leak_graph)"
+
 run none none AXMALLOC_LEAKS=1
 status none 0
 [ ! -s "$tmp/none.err" ] || fail "none: printed $(cat "$tmp/none.err")"
