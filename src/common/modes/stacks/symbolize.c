@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "modes/stacks/symbolize.h"
@@ -376,12 +377,20 @@ static int high(int fd) {
  * cancellation point (tests/concurrency/t_cancel_points.sh). Signals are blocked across the
  * vfork, so no handler of the program's runs in the child while it shares our memory; the
  * child sets the mask back before execve (a handler caught in between runs in the child). */
+static bool not_found; /* addr2line is on no directory of PATH */
 static char *run(char *const *where, char *const *argv, char *const *env, size_t *len,
                  size_t *mapped) {
   int fd[2], null = high(axi_os_open("/dev/null", O_RDWR, 0));
   if (null < 0)
     return NULL;
-  if (pipe2(fd, O_CLOEXEC) != 0 || (fd[0] = high(fd[0])) < 0 || (fd[1] = high(fd[1])) < 0) {
+  if (pipe2(fd, O_CLOEXEC) != 0)
+    fd[0] = fd[1] = -1;
+  else
+    fd[0] = high(fd[0]), fd[1] = high(fd[1]);
+  if (fd[0] < 0 || fd[1] < 0) {
+    for (int i = 0; i < 2; i++)
+      if (fd[i] >= 0)
+        axi_os_close(fd[i]);
     axi_os_close(null);
     return NULL;
   }
@@ -422,6 +431,8 @@ static char *run(char *const *where, char *const *argv, char *const *env, size_t
   int status = 0;
   while (pid > 0 && syscall(SYS_wait4, pid, &status, 0, NULL) < 0 && errno == EINTR)
     ;
+  if (pid > 0 && !have && WIFEXITED(status) && WEXITSTATUS(status) == 127)
+    not_found = true; /* (no execve took: the next runs would fail the same) */
   *len = have;
   *mapped = cap;
   return out;
@@ -463,7 +474,7 @@ static void lines_of(module_t *m, char *const *where, char *const *env) {
       }
       argv[k] = NULL;
       size_t len = 0, mapped = 0;
-      char *out = run(where, argv, env, &len, &mapped);
+      char *out = not_found ? NULL : run(where, argv, env, &len, &mapped);
       if (out) {
         parse(out, len, e, a, n);
         axi_os_unmap(out, mapped);
