@@ -10,8 +10,10 @@
  * sample. Stacks are walked by the stacks' unwinder (its rules per return address and its memo
  * of the thread's last walks: a walk from the same place re-reads a few words) and kept once
  * each in the stack depot (stacks/depot.c). At exit (leak_at_exit) leak_scan.c marks what the
- * roots reach; the rest is reported, biggest stack first, its frames named by
- * stacks/symbolize.c; then the process exits with the exit code when any leak is not
+ * roots reach, then what lost blocks reach (indirect leaks); the rest is reported as
+ * LeakSanitizer does, direct leaks first, then indirect ones, each biggest stack first, its
+ * frames named by stacks/symbolize.c (C++ names demangled, source lines from addr2line, once
+ * the count is done); then the process exits with the exit code when any leak is not
  * suppressed. Other threads may still run then: the scan closes a gate that every free and
  * unmap of leak mode passes (leak_gate.c). Off, nothing here runs: every entry is behind
  * axi_leaks, on a slow path.
