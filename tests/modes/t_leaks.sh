@@ -31,8 +31,8 @@ status() { [ "$st" = "$2" ] || fail "$1: exit status $st, not $2"; }
 run main main AXMALLOC_LEAKS=1
 status main 23
 # still reachable: the global's, the stack's, and stdio's buffer (and a static libc's own)
-has main "leak check: 4096000 bytes in 1000 blocks lost (definitely), "
-has main "4096000 bytes in 1000 blocks allocated from:"
+has main "leak check: 4096000 bytes in 1000 blocks lost (directly: 4096000 bytes in 1000 blocks, indirectly: 0 bytes in 0 blocks), "
+has main "Direct leak of 4096000 byte(s) in 1000 object(s) allocated from:"
 grep -qE '#0 0x[0-9a-f]+ leak_some\+0x[0-9a-f]+ \(.*t_leaks[a-z_]*\+0x[0-9a-f]+\)' "$tmp/main.err" ||
   fail "main: frame #0 is not leak_some: $(head -5 "$tmp/main.err")"
 hasnt main "still reachable, allocated"
@@ -41,7 +41,7 @@ grep -qx "t_leaks: buffered output" "$tmp/main.out" || fail "main: stdout lost"
 
 run all main AXMALLOC_LEAKS=all
 status all 23
-has all "4096000 bytes in 1000 blocks allocated from:"
+has all "Direct leak of 4096000 byte(s) in 1000 object(s) allocated from:"
 has all "100 bytes in 1 blocks still reachable, allocated from:"
 has all "200 bytes in 1 blocks still reachable, allocated from:"
 
@@ -62,6 +62,25 @@ status supp2 0
 printf 'leak:^mai$\n' >"$tmp/supp3"
 run supp3 main AXMALLOC_LEAKS=1 AXMALLOC_LEAKS_SUPPRESSIONS="$tmp/supp3"
 status supp3 23
+
+# direct and indirect: the list's head and the block pointing at itself direct, the list's
+# nodes and the cycle indirect; direct first; a suppression takes a stack's indirect leaks too
+run graph graph AXMALLOC_LEAKS=1
+status graph 23
+has graph "leak check: 448 bytes in 6 blocks lost (directly: 128 bytes in 2 blocks, indirectly: 320 bytes in 4 blocks)"
+has graph "Direct leak of 48 byte(s) in 1 object(s) allocated from:"
+has graph "Direct leak of 80 byte(s) in 1 object(s) allocated from:"
+# (each node() call a stack of its own)
+[ "$(grep -c 'Indirect leak of 64 byte(s) in 1 object(s)' "$tmp/graph.err")" = 2 ] ||
+  fail "graph: the list's two nodes are not indirect: $(grep ' leak of ' "$tmp/graph.err")"
+[ "$(grep -c 'Indirect leak of 96 byte(s) in 1 object(s)' "$tmp/graph.err")" = 2 ] ||
+  fail "graph: the cycle is not indirect: $(grep ' leak of ' "$tmp/graph.err")"
+[ "$(grep ' leak of ' "$tmp/graph.err" | cut -d' ' -f1 | tr '\n' ' ')" = "Direct Direct Indirect Indirect Indirect Indirect " ] ||
+  fail "graph: not the direct leaks first: $(grep ' leak of ' "$tmp/graph.err")"
+printf 'leak:leak_graph\n' >"$tmp/supp_graph"
+run supp_graph graph AXMALLOC_LEAKS=1 AXMALLOC_LEAKS_SUPPRESSIONS="$tmp/supp_graph"
+status supp_graph 0
+has supp_graph "suppressed: 448 bytes in 6 blocks (leak:leak_graph)"
 
 run none none AXMALLOC_LEAKS=1
 status none 0

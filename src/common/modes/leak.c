@@ -10,8 +10,10 @@
  * sample. Stacks are walked by the stacks' unwinder (its rules per return address and its memo
  * of the thread's last walks: a walk from the same place re-reads a few words) and kept once
  * each in the stack depot (stacks/depot.c). At exit (leak_at_exit) leak_scan.c marks what the
- * roots reach; the rest is reported, biggest stack first, its frames named by
- * stacks/symbolize.c; then the process exits with the exit code when any leak is not
+ * roots reach, then what lost blocks reach (indirect leaks); the rest is reported as
+ * LeakSanitizer does, direct leaks first, then indirect ones, each biggest stack first, its
+ * frames named by stacks/symbolize.c (C++ names demangled, source lines from addr2line, once
+ * the count is done); then the process exits with the exit code when any leak is not
  * suppressed. Other threads may still run then: the scan closes a gate that every free and
  * unmap of leak mode passes (leak_gate.c). Off, nothing here runs: every entry is behind
  * axi_leaks, on a slow path.
@@ -194,15 +196,25 @@ static void read_suppressions(void) {
   }
 }
 
-/* The pattern (+ 1) that matches a frame of s (its function's name or its file), 0: none. */
+static bool matches(const char *pat, const char *s) { return s && pattern_match(pat, s); }
+
+/* The pattern (+ 1) that matches a frame of s, 0: none. As LeakSanitizer's: a frame's
+ * function (demangled, leak:leak_in_thread(int), and also as in the file, _Z14leak_in_threadi),
+ * its file (the module) and its source file, the inlined calls at it too. */
 static uint32_t suppressed_by(const ax_depot_stack_t *s) {
   for (unsigned f = 0; f < s->depth; f++) {
     ax_sym_t sym;
+    const ax_sym_line_t *ln;
     axi_symbolize(s->pc[f], &sym);
-    for (unsigned i = 0; i < npatterns; i++)
-      if ((sym.name && pattern_match(pattern[i], sym.name)) ||
-          pattern_match(pattern[i], sym.module))
+    unsigned nl = axi_symbolize_lines(s->pc[f], &ln);
+    for (unsigned i = 0; i < npatterns; i++) {
+      if (matches(pattern[i], sym.name) || matches(pattern[i], sym.mangled) ||
+          matches(pattern[i], sym.module))
         return i + 1;
+      for (unsigned k = 0; k < nl; k++)
+        if (matches(pattern[i], ln[k].func) || matches(pattern[i], ln[k].file))
+          return i + 1;
+    }
   }
   return 0;
 }
@@ -226,23 +238,24 @@ static void linker_blocks(ax_leak_tally_t *sum) {
   size_t top = axi_stack_depot_used();
   for (size_t at = 0; at < top;) {
     ax_depot_stack_t *s = (ax_depot_stack_t *)(axi_stack_depot + at);
-    if (s->n[0] && by_linker(s)) {
-      sum->n[0] -= s->n[0];
-      sum->bytes[0] -= s->bytes[0];
-      sum->n[1] += s->n[0];
-      sum->bytes[1] += s->bytes[0];
-      s->n[1] += s->n[0];
-      s->bytes[1] += s->bytes[0];
-      s->n[0] = s->bytes[0] = 0;
-    }
+    for (unsigned k = 0; k < 3; k += 2) /* (lost directly, indirectly) */
+      if (s->n[k] && by_linker(s)) {
+        sum->n[k] -= s->n[k];
+        sum->bytes[k] -= s->bytes[k];
+        sum->n[1] += s->n[k];
+        sum->bytes[1] += s->bytes[k];
+        s->n[1] += s->n[k];
+        s->bytes[1] += s->bytes[k];
+        s->n[k] = s->bytes[k] = 0;
+      }
     at += axi_stack_bytes(s);
   }
 }
 
 /* ---- the report ------------------------------------------------------------------------------ */
 
-/* The stacks with blocks of kind k (0 lost, 1 still reachable), biggest first: a heap sort
- * of their ids (no allocation, no recursion). */
+/* The stacks with blocks of kind k (0 lost directly, 1 still reachable, 2 lost indirectly),
+ * biggest first: a heap sort of their ids (no allocation, no recursion). */
 static bool bigger(uint32_t a, uint32_t b, unsigned k) {
   return axi_stack_of(a)->bytes[k] > axi_stack_of(b)->bytes[k];
 }
@@ -284,7 +297,7 @@ static size_t groups_of(unsigned k, uint32_t **out) {
   n = 0;
   for (size_t at = 0; v && at < top;) {
     ax_depot_stack_t *s = (ax_depot_stack_t *)(axi_stack_depot + at);
-    if (s->n[k] && !(k == 0 && s->suppressed))
+    if (s->n[k] && !(k != 1 && s->suppressed))
       v[n++] = axi_stack_id_at(at);
     at += axi_stack_bytes(s);
   }
@@ -292,43 +305,71 @@ static size_t groups_of(unsigned k, uint32_t **out) {
   return v ? n : 0;
 }
 
+/* LeakSanitizer's lines: "Direct leak of 4096 byte(s) in 1 object(s) allocated from:". */
 static void print_groups(unsigned k) {
   uint32_t *v;
   size_t n = groups_of(k, &v);
   sort_smallest_last(v, n, k);
   for (size_t i = 0; i < n; i++) {
     ax_depot_stack_t *s = axi_stack_of(v[i]);
-    axi_write("%llu bytes in %llu blocks %s from:\n", (unsigned long long)s->bytes[k],
-              (unsigned long long)s->n[k], k ? "still reachable, allocated" : "allocated");
+    if (k == 1)
+      axi_write("%llu bytes in %llu blocks still reachable, allocated from:\n",
+                (unsigned long long)s->bytes[k], (unsigned long long)s->n[k]);
+    else
+      axi_write("%s leak of %llu byte(s) in %llu object(s) allocated from:\n",
+                k ? "Indirect" : "Direct", (unsigned long long)s->bytes[k],
+                (unsigned long long)s->n[k]);
     print_stack(s);
   }
 }
 
-/* Suppressed stacks: their blocks move out of the lost count, into their pattern's. */
+/* The frames of the stacks the report may print (lost; still reachable with all) get their
+ * source lines and C++ names: after the count, so the blocks this makes count nowhere. */
+static void names_for_report(void) {
+  size_t top = axi_stack_depot_used();
+  for (size_t at = 0; at < top;) {
+    ax_depot_stack_t *s = (ax_depot_stack_t *)(axi_stack_depot + at);
+    if (s->n[0] || s->n[2] || (axi_leaks == 2 && s->n[1]))
+      for (unsigned f = 0; f < s->depth; f++)
+        axi_symbolize_want(s->pc[f]);
+    at += axi_stack_bytes(s);
+  }
+  axi_symbolize_external();
+}
+
+/* Suppressed stacks: their blocks, direct and indirect, move out of the lost counts, into
+ * their pattern's. */
 static void suppress(ax_leak_tally_t *sum) {
   read_suppressions();
   size_t top = axi_stack_depot_used();
   for (size_t at = 0; npatterns && at < top;) {
     ax_depot_stack_t *s = (ax_depot_stack_t *)(axi_stack_depot + at);
-    if (s->n[0] && (s->suppressed = suppressed_by(s))) {
-      pattern_hits[s->suppressed - 1][0] += s->n[0];
-      pattern_hits[s->suppressed - 1][1] += s->bytes[0];
-      sum->n[0] -= s->n[0];
-      sum->bytes[0] -= s->bytes[0];
-    }
+    if ((s->n[0] || s->n[2]) && (s->suppressed = suppressed_by(s)))
+      for (unsigned k = 0; k < 3; k += 2) {
+        pattern_hits[s->suppressed - 1][0] += s->n[k];
+        pattern_hits[s->suppressed - 1][1] += s->bytes[k];
+        sum->n[k] -= s->n[k];
+        sum->bytes[k] -= s->bytes[k];
+      }
     at += axi_stack_bytes(s);
   }
 }
 
+/* Direct leaks first, then indirect ones (LeakSanitizer's order), each biggest first. */
 static void report(const ax_leak_tally_t *sum) {
-  if (sum->n[0] || axi_leaks == 2)
-    axi_write("axmalloc: leak check: %llu bytes in %llu blocks lost (definitely), %llu blocks "
-              "(%llu bytes) still reachable\n",
+  uint64_t lost = sum->n[0] + sum->n[2], lost_bytes = sum->bytes[0] + sum->bytes[2];
+  if (lost || axi_leaks == 2)
+    axi_write("axmalloc: leak check: %llu bytes in %llu blocks lost (directly: %llu bytes in %llu "
+              "blocks, indirectly: %llu bytes in %llu blocks), %llu blocks (%llu bytes) still "
+              "reachable\n",
+              (unsigned long long)lost_bytes, (unsigned long long)lost,
               (unsigned long long)sum->bytes[0], (unsigned long long)sum->n[0],
+              (unsigned long long)sum->bytes[2], (unsigned long long)sum->n[2],
               (unsigned long long)sum->n[1], (unsigned long long)sum->bytes[1]);
-  if (sum->n[0]) {
+  if (lost) {
     axi_write("\n");
     print_groups(0);
+    print_groups(2);
   }
   if (axi_leaks == 2 && sum->n[1]) {
     axi_write("axmalloc: still reachable:\n\n");
@@ -339,9 +380,9 @@ static void report(const ax_leak_tally_t *sum) {
       axi_write("axmalloc: suppressed: %llu bytes in %llu blocks (leak:%s)\n",
                 (unsigned long long)pattern_hits[i][1], (unsigned long long)pattern_hits[i][0],
                 pattern[i]);
-  if (sum->n[0])
+  if (lost)
     axi_write("SUMMARY: axmalloc: %llu bytes leaked in %llu allocations.\n",
-              (unsigned long long)sum->bytes[0], (unsigned long long)sum->n[0]);
+              (unsigned long long)lost_bytes, (unsigned long long)lost);
 }
 
 /* The check, after the program's own exit work: its atexit handlers and static destructors
@@ -361,12 +402,14 @@ __attribute__((destructor(101))) static void leak_at_exit(void) {
     axi_write("axmalloc: leak check: %s: not checked\n", why);
     return;
   }
-  if (sum.n[0])
+  if (sum.n[0] || sum.n[2])
     linker_blocks(&sum);
-  if (suppressions && sum.n[0])
+  if (sum.n[0] || sum.n[2] || (axi_leaks == 2 && sum.n[1]))
+    names_for_report();
+  if (suppressions && (sum.n[0] || sum.n[2]))
     suppress(&sum);
   report(&sum);
-  if (!sum.n[0] || !exit_code)
+  if (!(sum.n[0] || sum.n[2]) || !exit_code)
     return;
   int old;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);

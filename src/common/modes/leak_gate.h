@@ -12,11 +12,12 @@
 
 /* A live block's side word (stacks/side.h) in leak mode: size << 32 | stack id (the depot's,
  * stacks/depot.h); 0 while the block is not live. */
-#define AX_LEAK_REACHED ((uint64_t)1 << 31) /* (at exit) reached from a root */
-#define AX_LEAK_NEW ((uint64_t)1 << 30)     /* made while the scan ran: not counted */
-#define AX_LEAK_GONE ((uint64_t)1 << 29)    /* freed while the scan ran: not counted */
-#define AX_LEAK_ID (AX_LEAK_GONE - 1)       /* the stack id (< 2^24: the depot's size) */
-#define AX_LEAK_BIG UINT32_MAX              /* the size does not fit: the huge header has it */
+#define AX_LEAK_REACHED ((uint64_t)1 << 31)  /* (at exit) reached from a root */
+#define AX_LEAK_NEW ((uint64_t)1 << 30)      /* made while the scan ran: not counted */
+#define AX_LEAK_GONE ((uint64_t)1 << 29)     /* freed while the scan ran: not counted */
+#define AX_LEAK_INDIRECT ((uint64_t)1 << 28) /* (at exit) not reached, but from a lost block */
+#define AX_LEAK_ID (((uint64_t)1 << 24) - 1) /* the stack id (< 2^24: the depot's size) */
+#define AX_LEAK_BIG UINT32_MAX               /* the size does not fit: the huge header has it */
 
 /* The scan at exit reads the heap while other threads run: a free, a huge block's realloc or
  * an unmap holds the gate while it changes what the scan may read, and waits while a scan

@@ -8,7 +8,12 @@
  * in turn (a worklist, not recursion). The live blocks are the non-zero side words
  * (stacks/side.h); a word is tested in two loads of the page map and a division, a huge block
  * by its header, the first segment at or before the word's (the segment map). What is not
- * marked is lost.
+ * marked is lost. Then, as LeakSanitizer does, each lost block is read in turn for pointers to
+ * other lost blocks, which are marked indirect (and read too): a direct leak is one nothing
+ * points at, not even another lost block (a leaked std::string object), an indirect leak one
+ * only lost blocks point at (its characters' buffer). A block's pointers to itself do not
+ * count, so a lost block pointing at itself stays direct; a cycle that nothing else points
+ * at is indirect throughout (LSan's too).
  *
  * Other threads may still run. The heap holds still for the scan all the same (leak_gate.c):
  * it closes the gate first, so that no free, huge realloc or unmap is under way or starts
@@ -77,6 +82,19 @@ static void visit_pages(ax_segment_t *seg, ax_atomic_word *side, visit_fn fn) {
   }
 }
 
+/* The heap profiler's sampled blocks (with AXMALLOC_PROF too): a slot segment is of the huge
+ * kind, and each of its slots but the first (the slot table) may hold one block, at its start
+ * (prof.c). */
+#define SLOT_SHIFT 16 /* prof.c's AX_SLOT_SHIFT */
+static void visit_slots(ax_segment_t *seg, ax_atomic_word *side, visit_fn fn) {
+  for (uintptr_t b = (uintptr_t)seg + ((uintptr_t)1 << SLOT_SHIFT);
+       b < (uintptr_t)seg + AX_SEGMENT_SIZE; b += (uintptr_t)1 << SLOT_SHIFT) {
+    ax_atomic_word *w = side + ((b - (uintptr_t)seg) >> 4);
+    if (ax_atomic_load_relaxed(w))
+      fn(b, w);
+  }
+}
+
 /* Every live block whose word is in the side array of the region at r: the carved blocks of
  * its segment, or the huge block starting in it (its header there, or the segment before for
  * one aligned to a segment). */
@@ -88,9 +106,9 @@ static void visit_region(uintptr_t r, ax_atomic_word *side, visit_fn fn) {
     seg = (ax_segment_t *)(r - AX_SEGMENT_SIZE);
   if (!seg)
     return;
-  if (seg->kind != AX_KIND_HUGE) {
+  if (seg->kind != AX_KIND_HUGE || seg->prof_slots) {
     if ((uintptr_t)seg == r)
-      visit_pages(seg, side, fn);
+      (seg->prof_slots ? visit_slots : visit_pages)(seg, side, fn);
     return;
   }
   uintptr_t b = seg->pages[0].area;
@@ -124,6 +142,8 @@ static struct scan {
   size_t nwork, cap;
   size_t old, new;      /* blocks reached, live when the gate closed and made since */
   bool short_of_memory; /* a block was marked and could not be queued */
+  bool lost;            /* marking the lost blocks that lost blocks reach (AX_LEAK_INDIRECT) */
+  uintptr_t self;       /* the block being read (lost: its pointers to itself do not count) */
 } * S;
 
 /* The recorded blocks' span and the largest, as they are now: new blocks may widen them. */
@@ -160,6 +180,17 @@ static void push(uintptr_t b, uintptr_t len) {
  * its original is freed). */
 static void reach(uintptr_t b, ax_atomic_word *w) {
   uintptr_t v = ax_atomic_load_relaxed(w);
+  if (S->lost) {
+    /* (new and gone blocks are not counted, and lead to nothing counted; a CAS: a thread
+     * that frees a block at the closed gate marks it gone) */
+    uintptr_t skip = AX_LEAK_REACHED | AX_LEAK_INDIRECT | AX_LEAK_NEW | AX_LEAK_GONE;
+    while (b != S->self && v && !(v & skip))
+      if (ax_atomic_cas_acq_rel(w, &v, v | AX_LEAK_INDIRECT)) {
+        push(b, block_len(b, v));
+        return;
+      }
+    return;
+  }
   while (v && !(v & AX_LEAK_REACHED)) {
     bool fresh = (v & AX_LEAK_NEW) != 0;
     if (fresh && S->new > S->old + NEW_SLACK)
@@ -181,6 +212,8 @@ static void reach_huge(uintptr_t v) {
       return;
   ax_segment_t *seg = (ax_segment_t *)r;
   uintptr_t b = seg->pages[0].area;
+  if (seg->kind == AX_KIND_HUGE && seg->prof_slots && v - r < AX_SEGMENT_SIZE)
+    b = v & ~(((uintptr_t)1 << SLOT_SHIFT) - 1); /* (a sampled block: its slot's start) */
   if (seg->kind != AX_KIND_HUGE || b < r || b > r + AX_SEGMENT_SIZE || v < b)
     return;
   ax_atomic_word *w = axi_side_word(b);
@@ -216,6 +249,7 @@ static void scan_range(uintptr_t lo, uintptr_t hi) {
 static void drain(void) {
   while (S->nwork) {
     work_t w = S->work[--S->nwork];
+    S->self = w.b;
     bounds();
     scan_range(w.b, w.b + w.len);
   }
@@ -320,6 +354,19 @@ static AX_NOINLINE void scan_stack(void) {
   __asm__ volatile("" ::: "memory"); /* (not a tail call: this frame stays) */
 }
 
+/* ---- direct and indirect --------------------------------------------------------------------- */
+
+/* A lost block (live when the gate closed, not reached) not yet marked indirect: what it
+ * points at, and what that points at, is lost indirectly. A block marked indirect was read
+ * when it was marked. (New and gone blocks are never counted: not read here.) */
+static void read_lost(uintptr_t b, ax_atomic_word *w) {
+  uintptr_t v = ax_atomic_load_relaxed(w);
+  if (!v || (v & (AX_LEAK_NEW | AX_LEAK_GONE | AX_LEAK_REACHED | AX_LEAK_INDIRECT)))
+    return;
+  push(b, block_len(b, v));
+  drain();
+}
+
 /* ---- the tally ---------------------------------------------------------------------------- */
 
 static ax_leak_tally_t *tally_sum;
@@ -329,7 +376,7 @@ static void tally(uintptr_t b, ax_atomic_word *w) {
   uintptr_t v = ax_atomic_load_relaxed(w);
   if (!v || (v & (AX_LEAK_NEW | AX_LEAK_GONE)))
     return;
-  unsigned k = (v & AX_LEAK_REACHED) != 0;
+  unsigned k = (v & AX_LEAK_REACHED) ? 1 : (v & AX_LEAK_INDIRECT) ? 2 : 0;
   uint64_t size = block_len(b, v);
   ax_depot_stack_t *s = axi_stack_of((uint32_t)(v & AX_LEAK_ID));
   s->n[k]++;
@@ -340,7 +387,7 @@ static void tally(uintptr_t b, ax_atomic_word *w) {
 
 /* The scan, the gate closed: the roots, this stack, then the roots again (what other threads
  * stored there meanwhile), the stacks of the threads waiting at the gate by then and the last
- * blocks the others made. */
+ * blocks the others made; then the lost blocks, for the ones they point at. */
 static const char *scan_closed(ax_leak_tally_t *sum) {
   if (!axi_leak_gate_close())
     return "other threads did not leave the allocator";
@@ -355,6 +402,9 @@ static const char *scan_closed(ax_leak_tally_t *sum) {
   scan_parked();
   axi_leak_held(consider_held);
   drain();
+  S->lost = true;
+  if (!S->short_of_memory)
+    walk_live(read_lost);
   if (!S->short_of_memory) {
     tally_sum = sum;
     walk_live(tally);

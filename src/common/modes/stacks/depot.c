@@ -111,16 +111,32 @@ bool axi_stack_depot_map(void) {
 
 /* ---- printing ------------------------------------------------------------------------------ */
 
+/* One line a frame: "#n <pc> <function>+<off> (<file>+<off>)", and the source line where
+ * it is known (axi_symbolize_external); the calls inlined at the frame first, each a line of
+ * its own with the same pc, innermost first, as LeakSanitizer prints them. */
 void axi_stack_print_frames(const ax_depot_stack_t *s) {
+  int n = 0;
   for (unsigned f = 0; f < s->depth; f++) {
     ax_sym_t sym;
+    const ax_sym_line_t *ln;
     axi_symbolize(s->pc[f], &sym);
+    unsigned nl = axi_symbolize_lines(s->pc[f], &ln);
+    for (unsigned i = 0; i + 1 < nl; i++)
+      axi_write("    #%d %p %s (%s+0x%llx) %s\n", n++, (void *)s->pc[f],
+                ln[i].func ? ln[i].func : "??", sym.module, (unsigned long long)sym.module_off,
+                ln[i].file ? ln[i].file : "");
+    const char *where = nl && ln[nl - 1].file ? ln[nl - 1].file : "";
+    const char *sep = *where ? " " : "";
     if (sym.name)
-      axi_write("    #%d %p %s+0x%llx (%s+0x%llx)\n", (int)f, (void *)s->pc[f], sym.name,
-                (unsigned long long)sym.off, sym.module, (unsigned long long)sym.module_off);
+      axi_write("    #%d %p %s+0x%llx (%s+0x%llx)%s%s\n", n++, (void *)s->pc[f], sym.name,
+                (unsigned long long)sym.off, sym.module, (unsigned long long)sym.module_off, sep,
+                where);
+    else if (nl && ln[nl - 1].func)
+      axi_write("    #%d %p %s (%s+0x%llx)%s%s\n", n++, (void *)s->pc[f], ln[nl - 1].func,
+                sym.module, (unsigned long long)sym.module_off, sep, where);
     else
-      axi_write("    #%d %p (%s+0x%llx)\n", (int)f, (void *)s->pc[f], sym.module,
-                (unsigned long long)sym.module_off);
+      axi_write("    #%d %p (%s+0x%llx)%s%s\n", n++, (void *)s->pc[f], sym.module,
+                (unsigned long long)sym.module_off, sep, where);
   }
 }
 

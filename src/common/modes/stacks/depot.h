@@ -11,7 +11,8 @@
 
 /* A stack of the allocations, kept once (append-only, mmapped, never freed): id 1 is the
  * stack not known (before constructors, inside the unwinder). At exit the leak check counts
- * its blocks there: [0] lost, [1] still reachable. */
+ * its blocks there: [0] lost directly (no root and no lost block points at them), [1] still
+ * reachable, [2] lost indirectly (only lost blocks point at them), as LeakSanitizer's. */
 #define AX_STACK_KEEP 30 /* frames kept, as LeakSanitizer's default */
 #define AX_STACK_UNKNOWN 1u
 /* room for 400,000 stacks of 30 frames or more */
@@ -20,7 +21,7 @@ typedef struct ax_depot_stack {
   uint64_t hash;
   uint32_t depth;
   uint32_t suppressed; /* (the leak check at exit) the pattern that matched + 1; 0: none */
-  uint64_t n[2], bytes[2];
+  uint64_t n[3], bytes[3];
   uintptr_t pc[];
 } ax_depot_stack_t;
 AXI_HIDDEN extern char *axi_stack_depot;              /* the stacks, back to back */
