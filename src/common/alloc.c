@@ -96,9 +96,12 @@ static AX_NOINLINE AX_API void *malloc_zero(ax_heap_t *heap, bool zero) {
 static AX_NOINLINE AX_API void *malloc_slow(size_t size, bool zero) {
   ax_heap_t *heap = axi_tls_heap;
   if (ax_unlikely(axi_malloc_hooked)) { /* (one flag for both: one test per refill) */
-    if (axi_prof_on)
-      return size ? malloc_prof_slow(heap, size, zero) : malloc_zero(heap, zero);
-    return malloc_leak_slow(heap, size, zero);
+    if (!axi_prof_on)
+      return malloc_leak_slow(heap, size, zero);
+    void *p = size ? malloc_prof_slow(heap, size, zero) : malloc_zero(heap, zero);
+    if (ax_unlikely(axi_leaks) && p && !axi_zero_has(p)) /* (both: the sample recorded too) */
+      axi_leak_new(p, size);
+    return p;
   }
   void *p = malloc_common(heap, size, zero);
   return ax_unlikely(axi_mte) ? axi_mte_tag(p) : p; /* last: after the zeroing (mte.c) */

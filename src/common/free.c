@@ -158,6 +158,12 @@ static AX_NOINLINE AX_API void free_irregular(void *p, const char *fn, size_t si
   case AX_PTR_CHECKED: /* (it names p in its messages) */
     return axi_check_free(checked_heap(), fn, x.seg, x.page, p, size, how, by);
   case AX_PTR_SLOT:
+    if (ax_unlikely(axi_leaks)) { /* (as AX_PTR_LEAK) */
+      axi_leak_hold(p);
+      axi_leak_forget(NULL, p);
+      axi_prof_slot_free(fn, x.seg, p);
+      return axi_leak_release();
+    }
     return axi_prof_slot_free(fn, x.seg, p);
   case AX_PTR_ZERO:
     return axi_zero_free(fn, p);

@@ -15,6 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 unset AXMALLOC_LEAKS AXMALLOC_LEAKS_EXITCODE AXMALLOC_LEAKS_SUPPRESSIONS AXMALLOC_PROF \
+  AXMALLOC_PROF_SAMPLE AXMALLOC_PROF_FILE AXMALLOC_PROF_SIGNAL AXMALLOC_PROF_UNWIND \
   AXMALLOC_PROF_LEAKS AXMALLOC_CHECK AXMALLOC_MTE
 
 # run NAME MODE [VAR=value...]: stdout in $tmp/NAME.out, stderr in $tmp/NAME.err, status in $st
@@ -42,8 +43,8 @@ grep -qx "t_leaks: buffered output" "$tmp/main.out" || fail "main: stdout lost"
 run all main AXMALLOC_LEAKS=all
 status all 23
 has all "Direct leak of 4096000 byte(s) in 1000 object(s) allocated from:"
-has all "100 bytes in 1 blocks still reachable, allocated from:"
-has all "200 bytes in 1 blocks still reachable, allocated from:"
+has all "100 bytes in 1 block still reachable, allocated from:"
+has all "200 bytes in 1 block still reachable, allocated from:"
 
 run code main AXMALLOC_LEAKS=yes AXMALLOC_LEAKS_EXITCODE=42
 status code 42

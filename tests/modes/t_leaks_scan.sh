@@ -22,6 +22,7 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 unset AXMALLOC_LEAKS AXMALLOC_LEAKS_EXITCODE AXMALLOC_LEAKS_SUPPRESSIONS AXMALLOC_PROF \
+  AXMALLOC_PROF_SAMPLE AXMALLOC_PROF_FILE AXMALLOC_PROF_SIGNAL AXMALLOC_PROF_UNWIND \
   AXMALLOC_PROF_LEAKS AXMALLOC_CHECK AXMALLOC_MTE
 
 # run NAME PROG MODE [VAR=value...]: stdout in $tmp/NAME.out, stderr in $tmp/NAME.err, status in $st
@@ -64,11 +65,11 @@ run during_all "$hooks" during AXMALLOC_LEAKS=all
 [ "$st" = 0 ] || fail "during_all: exit status $st: $(head -c 1500 "$tmp/during_all.err")"
 grep -qF "leak check: 0 bytes in 0 blocks lost" "$tmp/during_all.err" ||
   fail "during_all: $(head -c 1500 "$tmp/during_all.err")"
-grep -qF "777 bytes in 1 blocks still reachable" "$tmp/during_all.err" ||
+grep -qF "777 bytes in 1 block still reachable" "$tmp/during_all.err" ||
   fail "during_all: the block only a new block points at is not reachable: $(head -c 1500 "$tmp/during_all.err")"
-grep -qF "444 bytes in 1 blocks still reachable" "$tmp/during_all.err" ||
+grep -qF "444 bytes in 1 block still reachable" "$tmp/during_all.err" ||
   fail "during_all: the block only a waiting thread holds is not reachable: $(head -c 1500 "$tmp/during_all.err")"
-grep -qF "666 bytes in 1 blocks still reachable" "$tmp/during_all.err" ||
+grep -qF "666 bytes in 1 block still reachable" "$tmp/during_all.err" ||
   fail "during_all: the last block of a running thread is not reachable: $(head -c 1500 "$tmp/during_all.err")"
 ! grep -q "t_leaks_scan: during:" "$tmp/during_all.err" ||
   fail "during_all: $(grep "t_leaks_scan: during:" "$tmp/during_all.err")"
@@ -78,7 +79,7 @@ done
 
 run aligned "$prog" aligned AXMALLOC_LEAKS=1
 [ "$st" = 23 ] || fail "aligned: exit status $st, not 23"
-grep -qF "leak check: 2097152 bytes in 1 blocks lost (directly: 2097152 bytes in 1 blocks" "$tmp/aligned.err" ||
+grep -qF "leak check: 2097152 bytes in 1 block lost (directly: 2097152 bytes in 1 block" "$tmp/aligned.err" ||
   fail "aligned: $(head -c 1500 "$tmp/aligned.err")"
 
 [ $fails = 0 ] && echo "t_leaks_scan: all passed"

@@ -313,8 +313,9 @@ static void print_groups(unsigned k) {
   for (size_t i = 0; i < n; i++) {
     ax_depot_stack_t *s = axi_stack_of(v[i]);
     if (k == 1)
-      axi_write("%llu bytes in %llu blocks still reachable, allocated from:\n",
-                (unsigned long long)s->bytes[k], (unsigned long long)s->n[k]);
+      axi_write("%llu byte%s in %llu block%s still reachable, allocated from:\n",
+                (unsigned long long)s->bytes[k], axi_plural(s->bytes[k]),
+                (unsigned long long)s->n[k], axi_plural(s->n[k]));
     else
       axi_write("%s leak of %llu byte(s) in %llu object(s) allocated from:\n",
                 k ? "Indirect" : "Direct", (unsigned long long)s->bytes[k],
@@ -359,13 +360,15 @@ static void suppress(ax_leak_tally_t *sum) {
 static void report(const ax_leak_tally_t *sum) {
   uint64_t lost = sum->n[0] + sum->n[2], lost_bytes = sum->bytes[0] + sum->bytes[2];
   if (lost || axi_leaks == 2)
-    axi_write("axmalloc: leak check: %llu bytes in %llu blocks lost (directly: %llu bytes in %llu "
-              "blocks, indirectly: %llu bytes in %llu blocks), %llu blocks (%llu bytes) still "
-              "reachable\n",
-              (unsigned long long)lost_bytes, (unsigned long long)lost,
-              (unsigned long long)sum->bytes[0], (unsigned long long)sum->n[0],
-              (unsigned long long)sum->bytes[2], (unsigned long long)sum->n[2],
-              (unsigned long long)sum->n[1], (unsigned long long)sum->bytes[1]);
+    axi_write("axmalloc: leak check: %llu byte%s in %llu block%s lost (directly: %llu byte%s in "
+              "%llu block%s, indirectly: %llu byte%s in %llu block%s), %llu block%s (%llu byte%s) "
+              "still reachable\n",
+              (unsigned long long)lost_bytes, axi_plural(lost_bytes), (unsigned long long)lost,
+              axi_plural(lost), (unsigned long long)sum->bytes[0], axi_plural(sum->bytes[0]),
+              (unsigned long long)sum->n[0], axi_plural(sum->n[0]),
+              (unsigned long long)sum->bytes[2], axi_plural(sum->bytes[2]),
+              (unsigned long long)sum->n[2], axi_plural(sum->n[2]), (unsigned long long)sum->n[1],
+              axi_plural(sum->n[1]), (unsigned long long)sum->bytes[1], axi_plural(sum->bytes[1]));
   if (lost) {
     axi_write("\n");
     print_groups(0);
@@ -377,9 +380,9 @@ static void report(const ax_leak_tally_t *sum) {
   }
   for (unsigned i = 0; i < npatterns; i++)
     if (pattern_hits[i][0])
-      axi_write("axmalloc: suppressed: %llu bytes in %llu blocks (leak:%s)\n",
-                (unsigned long long)pattern_hits[i][1], (unsigned long long)pattern_hits[i][0],
-                pattern[i]);
+      axi_write("axmalloc: suppressed: %llu byte%s in %llu block%s (leak:%s)\n",
+                (unsigned long long)pattern_hits[i][1], axi_plural(pattern_hits[i][1]),
+                (unsigned long long)pattern_hits[i][0], axi_plural(pattern_hits[i][0]), pattern[i]);
   if (lost)
     axi_write("SUMMARY: axmalloc: %llu bytes leaked in %llu allocations.\n",
               (unsigned long long)lost_bytes, (unsigned long long)lost);

@@ -519,9 +519,9 @@ void axi_prof_init(void) {
               "written; its reports name the stacks that allocated and freed each block\n");
     return;
   }
-  if (axi_slow_only()) { /* their blocks are checked or tagged where they are */
-    axi_write("axmalloc: heap profiling is not available with checked mode, memory "
-              "tagging or the leak checker: off\n");
+  if (axi_checked || axi_mte) { /* their blocks are checked or tagged where they are */
+    axi_write("axmalloc: heap profiling is not available with checked mode or memory "
+              "tagging: off\n");
     return;
   }
   axi_prof.rate = axi_option_num(AXI_OPTION_PROF_SAMPLE); /* (at least 1: options.c) */
