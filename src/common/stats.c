@@ -213,8 +213,16 @@ static void j_close(out_t *o, const char *brace) {
   o->comma = true;
 }
 
-/* What only ax_ctl computes (the walk of every page, the calling thread's bytes, the steals):
- * read through it, so that the report and the names say the same. */
+/* Every figure of a report, taken before its first piece is written: the callback may
+ * allocate (a FILE *'s buffer) without changing what the report says. What only ax_ctl
+ * computes (the walk of every page, the calling thread's bytes, the steals) is read through
+ * it, so that the report and the names say the same. */
+typedef struct figures {
+  ax_stats_t s;
+  ax_thp_info_t t;
+  uint64_t allocated, retained, sleeps, steals, sweeps, thread_allocated, thread_deallocated;
+} figures_t;
+
 static uint64_t ctl_u64(const char *name) {
   uint64_t v = 0;
   size_t len = sizeof v;
@@ -226,27 +234,41 @@ static uint64_t ctl_size(const char *name) {
   return ax_ctl(name, &v, &len, NULL, 0) == 0 ? v : 0;
 }
 
-static void write_json(out_t *o, const ax_stats_t *s, const ax_thp_info_t *t) {
+static void take_figures(figures_t *f) {
+  ax_stats_get(&f->s);
+  ax_thp_info(&f->t);
+  f->allocated = ctl_size("stats.allocated");
+  f->retained = ctl_size("stats.retained");
+  f->sleeps = ctl_u64("stats.sleeps");
+  f->steals = ctl_u64("stats.remote_steals");
+  f->sweeps = ctl_u64("stats.remote_sweeps");
+  f->thread_allocated = ctl_u64("thread.allocated");
+  f->thread_deallocated = ctl_u64("thread.deallocated");
+}
+
+static void write_json(out_t *o, const figures_t *f) {
+  const ax_stats_t *s = &f->s;
+  const ax_thp_info_t *t = &f->t;
   j_open(o, NULL, "{");
   j_open(o, "axmalloc", "{");
   j_str(o, "version", AX_STR(AX_VERSION_MAJOR) "." AX_STR(AX_VERSION_MINOR));
   j_num(o, "pid", (uint64_t)getpid());
   j_open(o, "stats", "{");
-  j_num(o, "allocated", ctl_size("stats.allocated"));
+  j_num(o, "allocated", f->allocated);
   j_num(o, "active", s->in_use);
   j_num(o, "active_peak", s->in_use_peak);
   j_num(o, "resident", s->os_committed);
   j_num(o, "resident_peak", s->os_committed_peak);
   j_num(o, "mapped", s->os_reserved);
   j_num(o, "mapped_peak", s->os_reserved_peak);
-  j_num(o, "retained", ctl_size("stats.retained"));
+  j_num(o, "retained", f->retained);
   j_num(o, "purged", s->os_purged);
   j_num(o, "mallocs", s->mallocs);
   j_num(o, "huge_allocs", s->huge_allocs);
   j_num(o, "huge_cache_hits", s->huge_cache_hits);
   j_num(o, "zero_live", s->zero_live);
   j_num(o, "heaps_live", s->heaps_live);
-  j_num(o, "sleeps", ctl_u64("stats.sleeps"));
+  j_num(o, "sleeps", f->sleeps);
   j_open(o, "syscalls", "{");
   j_num(o, "mmap", s->os_mmap_calls);
   j_num(o, "munmap", s->os_munmap_calls);
@@ -263,8 +285,8 @@ static void write_json(out_t *o, const ax_stats_t *s, const ax_thp_info_t *t) {
   j_num(o, "frees", s->remote_frees);
   j_num(o, "publishes", s->remote_publishes);
   j_num(o, "drains", s->remote_drains);
-  j_num(o, "steals", ctl_u64("stats.remote_steals"));
-  j_num(o, "sweeps", ctl_u64("stats.remote_sweeps"));
+  j_num(o, "steals", f->steals);
+  j_num(o, "sweeps", f->sweeps);
   j_close(o, "}");
   j_open(o, "thp", "{");
   j_str(o, "option", t->option);
@@ -277,8 +299,8 @@ static void write_json(out_t *o, const ax_stats_t *s, const ax_thp_info_t *t) {
   j_close(o, "}");
   j_close(o, "}");
   j_open(o, "thread", "{"); /* the calling thread's */
-  j_num(o, "allocated", ctl_u64("thread.allocated"));
-  j_num(o, "deallocated", ctl_u64("thread.deallocated"));
+  j_num(o, "allocated", f->thread_allocated);
+  j_num(o, "deallocated", f->thread_deallocated);
   j_close(o, "}");
   /* every class, so that classes[c - 1] is class c whatever the program did */
   j_open(o, "classes", "[");
@@ -313,7 +335,9 @@ static void write_json(out_t *o, const ax_stats_t *s, const ax_thp_info_t *t) {
   j_close(o, "}\n");
 }
 
-static void write_text(out_t *o, const ax_stats_t *s, const ax_thp_info_t *t) {
+static void write_text(out_t *o, const figures_t *f) {
+  const ax_stats_t *s = &f->s;
+  const ax_thp_info_t *t = &f->t;
   put(o, "axmalloc stats (pid ");
   put_u(o, (uint64_t)getpid());
   put(o, "):\n  mallocs            ");
@@ -323,7 +347,7 @@ static void write_text(out_t *o, const ax_stats_t *s, const ax_thp_info_t *t) {
   put(o, " (cache hits ");
   put_u(o, s->huge_cache_hits);
   put(o, ")\n  allocated          ");
-  put_bytes(o, ctl_size("stats.allocated"));
+  put_bytes(o, f->allocated);
   put(o, " (live blocks)\n  in use (pages)     ");
   put_bytes(o, s->in_use);
   put(o, " (peak ");
@@ -402,14 +426,12 @@ void ax_stats_write(void (*write)(void *arg, const char *text), void *arg, const
   out_t o = {write ? write : to_stderr, write ? arg : NULL, true, false, 0, {0}};
   bool json = opts && strchr(opts, 'J');
   o.human = !(opts && strchr(opts, 'b'));
-  ax_stats_t s;
-  ax_stats_get(&s);
-  ax_thp_info_t t;
-  ax_thp_info(&t);
+  figures_t f;
+  take_figures(&f);
   if (json)
-    write_json(&o, &s, &t);
+    write_json(&o, &f);
   else
-    write_text(&o, &s, &t);
+    write_text(&o, &f);
   flush(&o);
 }
 
