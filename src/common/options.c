@@ -78,6 +78,9 @@ static const option_t table[AXI_OPTION_COUNT] = {
     [AXI_OPTION_PAGE_SIZE] = {"AXMALLOC_PAGE_SIZE", P_SIZE, F_POW2 | F_OS_PAGE, .max = 65536},
     [AXI_OPTION_PROF] = {"AXMALLOC_PROF", P_BOOL},
     [AXI_OPTION_PROF_FILE] = {"AXMALLOC_PROF_FILE", P_STRING, .text = "axprof"},
+    [AXI_OPTION_PROF_GDUMP] = {"AXMALLOC_PROF_GDUMP", P_BOOL},
+    /* bytes allocated between profiles (0: none), up to 1 TiB as the sample interval */
+    [AXI_OPTION_PROF_INTERVAL] = {"AXMALLOC_PROF_INTERVAL", P_SIZE, .max = (uint64_t)1 << 40},
     [AXI_OPTION_PROF_LEAKS] = {"AXMALLOC_PROF_LEAKS", P_BOOL},
     /* one byte (every allocation) to 1 TiB: a mean interval past that samples nothing */
     [AXI_OPTION_PROF_SAMPLE] = {"AXMALLOC_PROF_SAMPLE", P_SIZE, .dflt = 512 << 10, .min = 1,
