@@ -32,7 +32,13 @@ set_tests_properties(t_ctl.prof PROPERTIES ENVIRONMENT "AXMALLOC_PROF=1;AXMALLOC
                      SKIP_RETURN_CODE 77)
 
 # ax_ctl's names listed, the per-class figures, the writable options, stats.dump (issue 42)
-ax_test(t_ctl_names SOURCES t_ctl_names.c ENV AXMALLOC_THP=never)
+ax_test(t_ctl_names SOURCES t_ctl_names.c ENV AXMALLOC_THP=never
+        AXMALLOC_THP_SYSFS=${PROJECT_SOURCE_DIR}/tests/platform/thp/madvise_2m)
+add_test(NAME t_ctl_names.stats COMMAND t_ctl_names stats)
+set_tests_properties(t_ctl_names.stats PROPERTIES
+  ENVIRONMENT_MODIFICATION "AXMALLOC_STATS=unset:;AXMALLOC_VERBOSE=unset:"
+  PASS_REGULAR_EXPRESSION "t_ctl_names stats: OK\n(.*\n)?axmalloc stats \\(pid [0-9]+\\):"
+  FAIL_REGULAR_EXPRESSION "CHECK failed")
 
 # ax_stats_write: the text forms checked in the program; the JSON by t_stats_write.py
 # (json.tool, then its fields), with a profile prefix the JSON must escape (a quote, a

@@ -3,7 +3,9 @@
  * thread.classes.<c>.*) after allocations of known classes, the options a program may write
  * (opt.stats, opt.purge_delay_ms, opt.thp) and the ones it may not, and stats.dump.
  *
- *   t_ctl_names   (ctest sets AXMALLOC_THP=never: opt.thp starts there)
+ *   t_ctl_names         (ctest sets AXMALLOC_THP=never, and a kernel in madvise mode through
+ *                       AXMALLOC_THP_SYSFS: opt.thp starts at never)
+ *   t_ctl_names stats   opt.stats written on: the report at exit (ctest matches it)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -212,6 +214,33 @@ static void check_option_writes(void) {
   }
 }
 
+/* opt.thp acts on mappings made after the write: with the kernel's madvise mode (ctest points
+ * AXMALLOC_THP_SYSFS at tests/platform/thp/madvise_2m), a huge block mapped under never is
+ * not advised, one mapped after "auto" is (auto advises huge blocks). */
+static void check_thp_write(void) {
+  ax_thp_info_t t;
+  ax_thp_info(&t);
+  if (!t.page_size) {
+    printf("t_ctl_names: the kernel has no huge pages here: opt.thp's effect not checked\n");
+    return;
+  }
+  size_t size = (size_t)8 << 20;
+  void *before = malloc(size);
+  ax_thp_info(&t);
+  uint64_t advised = t.advised;
+  CHECKF(advised == 0, "advised %llu under never", (unsigned long long)advised);
+  const char *word = "auto";
+  CHECK(ax_ctl("opt.thp", NULL, NULL, &word, sizeof word) == 0);
+  void *after = malloc(size);
+  ax_thp_info(&t);
+  CHECKF(t.advised >= size, "advised %llu after auto, want %zu or more",
+         (unsigned long long)t.advised, size);
+  free(after);
+  free(before);
+  word = "never";
+  CHECK(ax_ctl("opt.thp", NULL, NULL, &word, sizeof word) == 0);
+}
+
 /* stats.dump writes the JSON report into the file (its first bytes), and says why not. */
 static void check_dump(void) {
   char path[256];
@@ -233,12 +262,20 @@ static void check_dump(void) {
   CHECK(ax_ctl("stats.dump", &p, &len, NULL, 0) == EPERM);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   check_axmalloc_active();
+  if (argc > 1 && strcmp(argv[1], "stats") == 0) { /* opt.stats on: the report at exit */
+    bool on = true;
+    CHECK(ax_ctl("opt.stats", NULL, NULL, &on, sizeof on) == 0);
+    printf("t_ctl_names stats: OK\n");
+    fflush(stdout);
+    return 0;
+  }
   check_names();
   check_classes();
   check_thread_classes();
   check_option_writes();
+  check_thp_write();
   check_dump();
   printf("t_ctl_names: OK\n");
   return 0;
