@@ -8,6 +8,10 @@
  * newlen is its size. Returns 0, ENOENT (no such name), EINVAL (a length that is not the
  * value's, or a value out of range), EPERM (a write to a read-only name, or a read of a
  * write-only one), or what the action returned (prof.dump). errno is left as it was.
+ *
+ * Beside the fixed names: opt.<option> from the options' table, stats.classes.<c>.* and
+ * thread.classes.<c>.* for every size class, and "names" (ax_ctl_name) listing them all, built
+ * once into static memory, so that a program can find every figure without allocating.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -282,14 +286,20 @@ static bool opt_writable(enum axi_option o) {
   return o == AXI_OPTION_STATS || o == AXI_OPTION_PURGE_DELAY_MS || o == AXI_OPTION_THP;
 }
 
+/* A copy of stderr for the report at exit (print.c): 1 taken (by process init, when
+ * AXMALLOC_STATS was on there, or by a write), 2 not taken; 0 until the first write of
+ * opt.stats, which sees the option as process init did. Taken once: a copy is a descriptor. */
+static ax_atomic_word stderr_kept;
+
 static int opt_write(enum axi_option o, const void *in) {
-  static bool stderr_kept; /* (process init keeps stderr when AXMALLOC_STATS=1 there) */
   switch (o) {
   case AXI_OPTION_STATS: {
     bool on = *(const bool *)in;
-    if (on && !axi_option_num(AXI_OPTION_STATS) &&
-        !__atomic_exchange_n(&stderr_kept, true, __ATOMIC_RELAXED))
-      axi_write_keep_stderr(); /* the report at exit must find stderr (print.c) */
+    uintptr_t seen = 0;
+    ax_atomic_cas_acq_rel(&stderr_kept, &seen, axi_option_num(AXI_OPTION_STATS) ? 1 : 2);
+    seen = 2;
+    if (on && ax_atomic_cas_acq_rel(&stderr_kept, &seen, 1))
+      axi_write_keep_stderr(); /* (programs that close stderr at exit: print.c) */
     axi_option_set(o, on);
     ax_poke(&axi_options.stats, (int)on);
     return 0;

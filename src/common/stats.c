@@ -94,9 +94,10 @@ void ax_stats_get(ax_stats_t *out) {
 
 /* ---- the report: text or JSON, through a callback -------------------------------------- */
 
-/* The report is built in a buffer on the stack and handed to the callback a chunk at a time
- * (NUL-terminated), so that nothing allocates through the allocator while it walks: the
- * callback may malloc (a FILE *'s buffer) without changing what is being read. */
+/* The report is built in a buffer on the stack and handed to the callback a piece at a time
+ * (NUL-terminated, at most 511 bytes), so that it allocates nothing while it walks the heaps;
+ * its figures are all taken before the first piece goes out (take_figures), so a callback
+ * that allocates (a FILE *'s buffer) changes nothing the report says. */
 typedef struct out {
   void (*write)(void *arg, const char *text);
   void *arg;
