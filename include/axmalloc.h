@@ -127,7 +127,9 @@ void ax_stats_print(void);
  * human units (KiB, MiB, GiB: tenths, powers of 1024); "b": the text with exact bytes; "J":
  * one JSON object, {"axmalloc": {"version", "pid", "stats": {...}, "thread": {...},
  * "classes": [60 objects, class c at c - 1], "options": {...}}}, bytes exact. The report is
- * made in a buffer on the stack: it does not allocate, and write may (a FILE *'s buffer). */
+ * made in a buffer on the stack (pieces of at most 511 bytes) and does not allocate; its
+ * figures are all taken before the first piece, so a write that allocates (a FILE *'s
+ * buffer) changes none of them. */
 void ax_stats_write(void (*write)(void *arg, const char *text), void *arg, const char *opts);
 /* Size of the blocks of class c (0 when c is out of range). */
 size_t ax_class_size(unsigned c);
