@@ -119,8 +119,18 @@ void ax_thp_info(ax_thp_info_t *out);
  * (google-pprof --text prog path). Returns 0, EINVAL when profiling is off, or the errno of the
  * failed open or write. Does not allocate; errno is left as it was. */
 int ax_prof_dump(const char *path);
-/* Print statistics to stderr (also done at exit with AXMALLOC_STATS=1). */
+/* Print statistics to stderr (also done at exit with AXMALLOC_STATS=1): ax_stats_write's
+ * text report. */
 void ax_stats_print(void);
+/* The statistics report, handed to write(arg, text) a NUL-terminated piece at a time (write
+ * NULL: stderr), as jemalloc's malloc_stats_print. opts NULL or "": text, byte figures in
+ * human units (KiB, MiB, GiB: tenths, powers of 1024); "b": the text with exact bytes; "J":
+ * one JSON object, {"axmalloc": {"version", "pid", "stats": {...}, "thread": {...},
+ * "classes": [60 objects, class c at c - 1], "options": {...}}}, bytes exact. The report is
+ * made in a buffer on the stack (pieces of at most 511 bytes) and does not allocate; its
+ * figures are all taken before the first piece, so a write that allocates (a FILE *'s
+ * buffer) changes none of them. */
+void ax_stats_write(void (*write)(void *arg, const char *text), void *arg, const char *opts);
 /* Size of the blocks of class c (0 when c is out of range). */
 size_t ax_class_size(unsigned c);
 
@@ -152,13 +162,40 @@ size_t ax_class_size(unsigned c);
  *   stats.remote_sweeps uint64_t      r   trims and sweeps that looked for them
  *   stats.sleeps        uint64_t      r   waits for a lock (or another thread's step)
  *                                         whose brief spin ran out: the thread slept
+ *   stats.dump          const char *  w   write ax_stats_write's JSON report to this file
+ *                                         (created or truncated, mode 0644)
+ *   stats.classes.<c>.size     size_t   r   class c's block size (c from 1 to 60)
+ *   stats.classes.<c>.mallocs  uint64_t r   class c's blocks handed out, every thread's
+ *   thread.classes.<c>.mallocs uint64_t r   ... the calling thread's
+ *   thread.classes.<c>.live    uint64_t r   class c's live blocks in the calling thread's
+ *                                         pages (exact)
+ *   names               const char *  r   every name above, classes' and options' spelt out
+ *                                         ("stats.classes.1.size"), each ended by a NUL, an
+ *                                         empty name last; static memory (ax_ctl_name gives
+ *                                         them one at a time with their types)
  *   opt.<option>        (its kind)    r   every AXMALLOC_* option as read at start-up, named
  *                                         in lower case without AXMALLOC_ (opt.prof_sample):
  *                                         on/off options bool, sizes size_t, numbers
  *                                         uint64_t, words and paths const char *
+ *   opt.stats           bool          rw  ... writable: the report at exit
+ *   opt.purge_delay_ms  uint64_t      rw  ... as purge.delay_ms
+ *   opt.thp             const char *  rw  ... "auto", "never" or "always": the advice of
+ *                                         mappings made from now on
  *
  * Blocks the heap profiler sampled are not in stats.allocated and the thread figures. */
 int ax_ctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+/* The i-th name ax_ctl knows (i from 0; NULL past the last), with its type ("bool",
+ * "uint64_t", "size_t", "const char *" or "void") and access ("r", "w" or "rw") in *type and
+ * *access when they are not NULL. The strings are static: no allocation, nothing to free. */
+const char *ax_ctl_name(size_t i, const char **type, const char **access);
+
+/* A program's compiled-in defaults for the AXMALLOC_* options, which it may define (jemalloc's
+ * malloc_conf): const char *axmalloc_conf = "purge_delay_ms:50,stats:1";
+ * name:value pairs (or name=value) separated by commas, names as opt.<name> spells them (any
+ * case, AXMALLOC_ optional). Read at start-up, each as its AXMALLOC_* variable would be: the
+ * same values, the same messages; a variable set in the environment overrides it. A program
+ * linked with -laxmalloc or statically has it read; one that only preloads the library needs
+ * -rdynamic. Not declared here: a program defines it, once. */
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -8,16 +8,24 @@
  * newlen is its size. Returns 0, ENOENT (no such name), EINVAL (a length that is not the
  * value's, or a value out of range), EPERM (a write to a read-only name, or a read of a
  * write-only one), or what the action returned (prof.dump). errno is left as it was.
+ *
+ * Beside the fixed names: opt.<option> from the options' table, stats.classes.<c>.* and
+ * thread.classes.<c>.* for every size class, and "names" (ax_ctl_name) listing them all, built
+ * once into static memory, so that a program can find every figure without allocating.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #include "lifecycle.h"
+#include "lock.h"
 #include "modes/prof.h"
 #include "options.h"
+#include "os.h"
 #include "page.h"
 #include "pagemap.h"
 #include "pool.h"
+#include "print.h"
 #include "remote.h"
 #include "segment.h"
 #include "state.h"
@@ -161,6 +169,7 @@ static int set_purge_delay(const void *in) {
   if (ms > AX_PURGE_DELAY_MAX_MS)
     return EINVAL;
   ax_poke(&axi_options.purge_delay_ms, ms);
+  axi_option_set(AXI_OPTION_PURGE_DELAY_MS, ms); /* (opt.purge_delay_ms reads it back) */
   return 0;
 }
 
@@ -193,7 +202,42 @@ static void get_remote_sweeps(void *out) { *(uint64_t *)out = axi_remote_sweeps(
 /* Bounded waits whose spin ran out, so that the thread slept in the kernel (lock.c, os.c). */
 static void get_sleeps(void *out) { *(uint64_t *)out = ax_atomic_load_relaxed(&axi_stats.sleeps); }
 
+/* Statistics as JSON into a file (ax_stats_write's "J"): a figure a program asks for at a
+ * moment of its choosing, as prof.dump writes a profile. */
+static void to_fd(void *arg, const char *text) {
+  int fd = *(int *)arg;
+  for (size_t n = strlen(text); n > 0 && fd >= 0;) {
+    long w = axi_os_write(fd, text, n);
+    if (w <= 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      *(int *)arg = -errno - 1; /* (the first error is kept, the rest is not written) */
+      return;
+    }
+    text += w;
+    n -= (size_t)w;
+  }
+}
+
+static int set_stats_dump(const void *in) {
+  const char *path = *(const char *const *)in;
+  if (!path || !*path)
+    return EINVAL;
+  int fd = axi_os_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return errno;
+  int st = fd;
+  ax_stats_write(to_fd, &st, "J");
+  axi_os_close(fd);
+  return st >= 0 ? 0 : -(st + 1);
+}
+
+static const char *names_list(void);
+
+static void get_names(void *out) { *(const char **)out = names_list(); }
+
 static const ctl_entry_t entries[] = {
+    {"names", T_STR, get_names, NULL},
     {"version", T_STR, get_version, NULL},
     {"epoch", T_U64, get_epoch, set_epoch},
     {"stats.allocated", T_SIZE, get_allocated, NULL},
@@ -211,6 +255,7 @@ static const ctl_entry_t entries[] = {
     {"stats.remote_steals", T_U64, get_remote_steals, NULL},
     {"stats.remote_sweeps", T_U64, get_remote_sweeps, NULL},
     {"stats.sleeps", T_U64, get_sleeps, NULL},
+    {"stats.dump", T_STR, NULL, set_stats_dump},
 };
 
 /* ---- opt.<name>: the options as read at start-up ------------------------------------- */
@@ -224,8 +269,66 @@ static bool opt_named(const char *name, const char *env) {
   return *name == *e;
 }
 
-/* Options are read-only: bools as bool, sizes as size_t, numbers as uint64_t, words (a
- * choice, a path, a signal as given) as const char *. */
+/* The options a program may change at run time, each read where it acts after a write:
+ *   stats           the report at exit (stats.c's destructor), read at exit
+ *   purge_delay_ms  as purge.delay_ms: empty pages retired from now on wait this long
+ *   thp             the advice of mappings made from now on (thp.c reads it per mapping);
+ *                   mappings made, and those cached, keep theirs
+ * The others are fixed at start-up, because what they chose is built into memory that exists:
+ * checked mode, tagging, the leak checker, the profiler and its stacks lay out every block
+ * and page from the first malloc; the page size is every segment's geometry; force_isa and
+ * force_mt choose kernels and atomics once; the profile's sample interval is in every
+ * profile's header (heap_v2/<rate>: pprof scales every sample by it, so samples taken at two
+ * rates cannot be one profile); its signal handler and its file prefix are set up once;
+ * verbose says only what start-up chose; the leak checker's exit code and suppressions are
+ * read by it at init. */
+static bool opt_writable(enum axi_option o) {
+  return o == AXI_OPTION_STATS || o == AXI_OPTION_PURGE_DELAY_MS || o == AXI_OPTION_THP;
+}
+
+/* A copy of stderr for the report at exit (print.c): 1 taken (by process init, when
+ * AXMALLOC_STATS was on there, or by a write), 2 not taken; 0 until the first write of
+ * opt.stats, which sees the option as process init did. Taken once: a copy is a descriptor. */
+static ax_atomic_word stderr_kept;
+
+static int opt_write(enum axi_option o, const void *in) {
+  switch (o) {
+  case AXI_OPTION_STATS: {
+    bool on = *(const bool *)in;
+    uintptr_t seen = 0;
+    ax_atomic_cas_acq_rel(&stderr_kept, &seen, axi_option_num(AXI_OPTION_STATS) ? 1 : 2);
+    seen = 2;
+    if (on && ax_atomic_cas_acq_rel(&stderr_kept, &seen, 1))
+      axi_write_keep_stderr(); /* (programs that close stderr at exit: print.c) */
+    axi_option_set(o, on);
+    ax_poke(&axi_options.stats, (int)on);
+    return 0;
+  }
+  case AXI_OPTION_PURGE_DELAY_MS:
+    return set_purge_delay(in);
+  case AXI_OPTION_THP: {
+    const char *word = *(const char *const *)in;
+    int k = word ? axi_option_word(o, word) : -1;
+    if (k < 0)
+      return EINVAL;
+    axi_option_set(o, (uint64_t)k);
+    ax_poke(&axi_options.thp, (enum ax_thp_option)k);
+    return 0;
+  }
+  default:
+    return EPERM;
+  }
+}
+
+static ctl_type_t opt_type(const ax_option_view_t *v) {
+  return v->kind == AXI_OPT_BOOL   ? T_BOOL
+         : v->kind == AXI_OPT_SIZE ? T_SIZE
+         : v->kind == AXI_OPT_UINT ? T_U64
+                                   : T_STR;
+}
+
+/* Options are read as bools, sizes as size_t, numbers as uint64_t, words (a choice, a path, a
+ * signal as given) as const char *; opt_write says which can be written. */
 static int run_opt(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) {
   ax_option_view_t v;
   size_t i = 0;
@@ -233,23 +336,166 @@ static int run_opt(const char *name, void *oldp, size_t *oldlenp, void *newp, si
     ;
   if (!opt_named(name, v.env))
     return ENOENT;
-  if (newp || newlen)
+  enum axi_option o = (enum axi_option)(i - 1);
+  ctl_type_t t = opt_type(&v);
+  bool read = oldp || oldlenp, write = newp || newlen;
+  if (write && !opt_writable(o))
     return EPERM;
-  ctl_type_t t = v.kind == AXI_OPT_BOOL   ? T_BOOL
-                 : v.kind == AXI_OPT_SIZE ? T_SIZE
-                 : v.kind == AXI_OPT_UINT ? T_U64
-                                          : T_STR;
-  if (!oldp || !oldlenp || *oldlenp != size_of(t))
+  if ((read && (!oldp || !oldlenp || *oldlenp != size_of(t))) ||
+      (write && (!newp || newlen != size_of(t))) || (!read && !write))
     return EINVAL;
-  if (t == T_BOOL)
+  if (t == T_BOOL && read)
     *(bool *)oldp = v.num != 0;
-  else if (t == T_SIZE)
+  else if (t == T_SIZE && read)
     *(size_t *)oldp = (size_t)v.num;
-  else if (t == T_U64)
+  else if (t == T_U64 && read)
     *(uint64_t *)oldp = v.num;
-  else
+  else if (read)
     *(const char **)oldp = v.str;
-  return 0;
+  return write ? opt_write(o, newp) : 0;
+}
+
+/* ---- stats.classes.<c>.* and thread.classes.<c>.*: per size class ------------------------ */
+
+/* The per-class names, each for every class c from 1 (the names list, and the call). */
+static const struct class_name {
+  const char *prefix, *field;
+  ctl_type_t type;
+} class_names[] = {
+    {"stats.classes.", "size", T_SIZE},    /* the class's block size */
+    {"stats.classes.", "mallocs", T_U64},  /* blocks handed out, every thread's */
+    {"thread.classes.", "mallocs", T_U64}, /* ... the calling thread's */
+    {"thread.classes.", "live", T_U64},    /* live blocks in the calling thread's pages */
+};
+#define CLASS_NAMES (sizeof class_names / sizeof class_names[0])
+
+/* The calling thread's count of class c's blocks handed out: its pages' refills counted up to
+ * now, as thread.allocated counts them. */
+static uint64_t thread_class_mallocs(unsigned c) {
+  ax_heap_t *heap = axi_tls_heap;
+  if (heap == &axi_heap_empty)
+    return 0;
+  for (ax_page_t *page = heap->queue[c].first; page; page = page->next)
+    axi_page_count_mallocs(heap, page);
+  for (ax_page_t *page = heap->full.first; page; page = page->next)
+    if (page->cls == c)
+      axi_page_count_mallocs(heap, page);
+  return heap->stats.class_mallocs[c];
+}
+
+/* "stats.classes.17.mallocs": the class (1 to AX_CLASSES - 1, in decimal without a leading 0)
+ * and the field; read-only. */
+static int run_class(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) {
+  for (size_t k = 0; k < CLASS_NAMES; k++) {
+    const struct class_name *cn = &class_names[k];
+    size_t n = strlen(cn->prefix);
+    if (strncmp(name, cn->prefix, n) != 0)
+      continue;
+    const char *d = name + n;
+    unsigned c = 0;
+    for (; *d >= '0' && *d <= '9' && c < AX_CLASSES; d++)
+      c = c * 10 + (unsigned)(*d - '0');
+    if (c == 0 || c >= AX_CLASSES || name[n] == '0' || *d != '.' || strcmp(d + 1, cn->field))
+      continue;
+    if (newp || newlen)
+      return EPERM;
+    if (!oldp || !oldlenp || *oldlenp != size_of(cn->type))
+      return EINVAL;
+    if (cn->type == T_SIZE) {
+      *(size_t *)oldp = axi_class_size(c);
+    } else if (cn->prefix[0] == 's') {
+      ax_stats_t s;
+      ax_stats_get(&s);
+      *(uint64_t *)oldp = s.class_mallocs[c];
+    } else if (strcmp(cn->field, "mallocs") == 0) {
+      *(uint64_t *)oldp = thread_class_mallocs(c);
+    } else {
+      ax_stats_t s; /* (its class_live is the calling thread's, less its cache) */
+      ax_stats_get(&s);
+      *(uint64_t *)oldp = s.class_live[c];
+    }
+    return 0;
+  }
+  return ENOENT;
+}
+
+/* ---- the names, listed ------------------------------------------------------------------ */
+
+/* Every name once, NUL-separated, an empty name last: built at the first ask into static
+ * memory (no allocation), since opt.* and the per-class names are made from tables. About 7
+ * KiB now; a table that outgrows NAMES_MAX or NAMES_N is fatal at the first ask (every test
+ * that lists names sees it). */
+#define NAMES_MAX 16384
+#define NAMES_N 512
+static char names_buf[NAMES_MAX];
+static uint16_t names_at[NAMES_N];
+static uint8_t names_type[NAMES_N], names_access[NAMES_N]; /* access: 1 read | 2 write */
+static size_t names_n, names_used;
+static ax_atomic_word names_once;
+
+static void name_add(const char *a, const char *b, ctl_type_t t, unsigned access) {
+  size_t la = strlen(a), lb = b ? strlen(b) : 0;
+  if (names_n == NAMES_N || names_used + la + lb + 2 > NAMES_MAX)
+    axi_fatal("axmalloc: ctl.c: more names than NAMES_N or NAMES_MAX hold\n");
+  names_at[names_n] = (uint16_t)names_used;
+  names_type[names_n] = (uint8_t)t;
+  names_access[names_n++] = (uint8_t)access;
+  memcpy(names_buf + names_used, a, la);
+  memcpy(names_buf + names_used + la, b, lb);
+  names_used += la + lb;
+  names_buf[names_used++] = 0;
+  names_buf[names_used] = 0; /* (the empty name that ends the list) */
+}
+
+static void names_build(void) {
+  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
+    name_add(entries[i].name, NULL, entries[i].type,
+             (entries[i].get ? 1u : 0u) | (entries[i].set ? 2u : 0u));
+  ax_option_view_t v;
+  for (size_t i = 0; axi_option_at(i, &v); i++) {
+    char lower[48];
+    size_t n = 0;
+    for (const char *e = v.env + sizeof "AXMALLOC_" - 1; *e && n < sizeof lower - 1; e++)
+      lower[n++] = *e >= 'A' && *e <= 'Z' ? (char)(*e - 'A' + 'a') : *e;
+    lower[n] = 0;
+    name_add("opt.", lower, opt_type(&v), 1u | (opt_writable((enum axi_option)i) ? 2u : 0u));
+  }
+  for (size_t k = 0; k < CLASS_NAMES; k++)
+    for (unsigned c = 1; c < AX_CLASSES; c++) {
+      char rest[48], digits[8], *d = digits + sizeof digits;
+      *--d = 0;
+      for (unsigned x = c; x; x /= 10)
+        *--d = (char)('0' + x % 10);
+      strcpy(stpcpy(stpcpy(rest, d), "."), class_names[k].field);
+      name_add(class_names[k].prefix, rest, class_names[k].type, 1);
+    }
+}
+
+static const char *names_list(void) {
+  if (!axi_once_is_done(&names_once) && axi_once_enter(&names_once)) {
+    names_build();
+    axi_once_done(&names_once);
+  }
+  return names_buf;
+}
+
+const char *ax_ctl_name(size_t i, const char **type, const char **access) {
+  static const char *const types[] = {[T_VOID] = "void",
+                                      [T_BOOL] = "bool",
+                                      [T_U64] = "uint64_t",
+                                      [T_SIZE] = "size_t",
+                                      [T_STR] = "const char *"};
+  static const char *const accesses[] = {"", "r", "w", "rw"};
+  if (axi_tls_heap == &axi_heap_empty)
+    axi_heap_get(); /* (as ax_ctl) */
+  names_list();
+  if (i >= names_n)
+    return NULL;
+  if (type)
+    *type = types[names_type[i]];
+  if (access)
+    *access = accesses[names_access[i]];
+  return names_buf + names_at[i];
 }
 
 /* ---- the call ------------------------------------------------------------------------- */
@@ -277,6 +523,8 @@ int ax_ctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t new
   int rc = ENOENT;
   if (strncmp(name, "opt.", 4) == 0)
     rc = run_opt(name + 4, oldp, oldlenp, newp, newlen);
+  else if (strstr(name, ".classes."))
+    rc = run_class(name, oldp, oldlenp, newp, newlen);
   else
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
       if (strcmp(name, entries[i].name) == 0) {

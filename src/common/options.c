@@ -83,6 +83,9 @@ static const option_t table[AXI_OPTION_COUNT] = {
     [AXI_OPTION_PAGE_SIZE] = {"AXMALLOC_PAGE_SIZE", P_SIZE, F_POW2 | F_OS_PAGE, .max = 65536},
     [AXI_OPTION_PROF] = {"AXMALLOC_PROF", P_BOOL},
     [AXI_OPTION_PROF_FILE] = {"AXMALLOC_PROF_FILE", P_STRING, .text = "axprof"},
+    [AXI_OPTION_PROF_GDUMP] = {"AXMALLOC_PROF_GDUMP", P_BOOL},
+    /* bytes allocated between profiles (0: none), up to 1 TiB as the sample interval */
+    [AXI_OPTION_PROF_INTERVAL] = {"AXMALLOC_PROF_INTERVAL", P_SIZE, .max = (uint64_t)1 << 40},
     [AXI_OPTION_PROF_LEAKS] = {"AXMALLOC_PROF_LEAKS", P_BOOL},
     /* one byte (every allocation) to 1 TiB: a mean interval past that samples nothing */
     [AXI_OPTION_PROF_SAMPLE] = {"AXMALLOC_PROF_SAMPLE", P_SIZE, .dflt = 512 << 10, .min = 1,
@@ -504,6 +507,8 @@ static void read_option(enum axi_option i, const char *s) {
   value[i] = (value_t){v, o->words ? o->words[v] : s, true};
 }
 
+static void read_conf(void); /* axmalloc_conf, the program's defaults (below) */
+
 void axi_options_read(void) {
   for (unsigned i = 0; i < AXI_OPTION_COUNT; i++) {
     if (!table[i].env) /* (an id without a row: caught by the first test that runs) */
@@ -511,6 +516,7 @@ void axi_options_read(void) {
     read_option(i, getenv(table[i].env));
   }
   unknown_names();
+  read_conf();
   set_state();
   say_needs();
 }
@@ -572,4 +578,109 @@ void axi_options_print(void) {
     axi_write("axmalloc: option %s%s  %s%s  (%s)\n", table[i].env, spaces + sizeof spaces - 1 - pn,
               v, spaces + sizeof spaces - 1 - pv, value[i].from_env ? "environment" : "default");
   }
+}
+
+/* ---- compiled-in defaults and run-time writes (issue 42) --------------------------------- */
+
+/* A program's own defaults, compiled in (jemalloc's malloc_conf), for a static binary or a
+ * service whose environment it does not control:
+ *   const char *axmalloc_conf = "purge_delay_ms:50,stats:1";
+ * Weak, so that a program without it links (the address is then NULL); default visibility, so
+ * that libaxmalloc.so's reference finds the executable's definition (ld exports a symbol a
+ * shared library of the link refers to; a program that only preloads the library needs
+ * -rdynamic for it). */
+extern const char *axmalloc_conf __attribute__((weak, visibility("default")));
+
+#define CONF_MAX 1024 /* bytes of axmalloc_conf taken: values point into this copy */
+
+/* Every name:value (or name=value) of axmalloc_conf, comma-separated, taken as the environment
+ * variable AXMALLOC_<NAME> would be, with the same parser and the same messages; a name the
+ * environment sets too is left to the environment. Names in any case, with or without
+ * AXMALLOC_. pre: inside axi_options_read, after the environment, before set_state. */
+static void read_conf(void) {
+  static char text[CONF_MAX];
+  const char *conf = &axmalloc_conf ? axmalloc_conf : NULL;
+  if (!conf || !*conf)
+    return;
+  size_t len = strlen(conf);
+  if (len >= CONF_MAX) {
+    axi_write("axmalloc: axmalloc_conf is longer than %d bytes: the rest is not read\n",
+              CONF_MAX - 1);
+    len = CONF_MAX - 1;
+  }
+  memcpy(text, conf, len);
+  text[len] = 0;
+  for (char *item = text, *next; item; item = next) {
+    next = strchr(item, ',');
+    if (next)
+      *next++ = 0;
+    if (!*item)
+      continue;
+    char *sep = item + strcspn(item, ":="), env[PREFIX_LEN + 40], g[SHOWN_MAX + 4],
+         h[SHOWN_MAX + 4];
+    if (!*sep) {
+      axi_write("axmalloc: axmalloc_conf: %s is not name:value\n", shown(item, g));
+      continue;
+    }
+    *sep = 0;
+    const char *name =
+        strncmp(item, "AXMALLOC_", PREFIX_LEN) == 0 || strncmp(item, "axmalloc_", PREFIX_LEN) == 0
+            ? item + PREFIX_LEN
+            : item;
+    size_t n = PREFIX_LEN;
+    memcpy(env, "AXMALLOC_", PREFIX_LEN);
+    for (; *name && n < sizeof env - 1; name++)
+      env[n++] = upper(*name);
+    env[n] = 0;
+    enum axi_option i = 0;
+    while (i < AXI_OPTION_COUNT && strcmp(table[i].env, env) != 0)
+      i++;
+    const char *nearest = NULL;
+    if (i == AXI_OPTION_COUNT) {
+      if (!known(env, n, &nearest)) /* (AXMALLOC_LIB and the test hooks: silent, as there) */
+        axi_write("axmalloc: %s=%s: no such option (did you mean %s?)\n", shown(env, g),
+                  shown(sep + 1, h), nearest);
+      continue;
+    }
+    const char *given = getenv(table[i].env);
+    if (given && *given)
+      continue; /* the environment overrides the program's defaults */
+    read_option(i, sep + 1);
+  }
+}
+
+bool axi_option_set(enum axi_option i, uint64_t num) {
+  const option_t *o = &table[i];
+  uint64_t min = o->flags & F_OS_PAGE ? axi_os_page : o->min;
+  switch (o->parse) {
+  case P_BOOL:
+    num = num != 0;
+    break;
+  case P_CHOICE: {
+    uint64_t k = 0;
+    while (o->words[k])
+      k++;
+    if (num >= k)
+      return false;
+    ax_poke(&value[i].str, o->words[num]);
+    break;
+  }
+  case P_SIZE:
+  case P_UINT:
+    if (num < min || (o->max && num > o->max) || (o->flags & F_POW2 && (num & (num - 1)) != 0))
+      return false;
+    break;
+  default:
+    return false;
+  }
+  ax_poke(&value[i].num, num);
+  return true;
+}
+
+int axi_option_word(enum axi_option i, const char *word) {
+  const option_t *o = &table[i];
+  uint64_t k = 0;
+  if (o->parse != P_CHOICE || parse_choice(o, word, &k) != OK)
+    return -1;
+  return (int)k;
 }

@@ -20,6 +20,8 @@ enum axi_option {
   AXI_OPTION_PAGE_SIZE,
   AXI_OPTION_PROF,
   AXI_OPTION_PROF_FILE,
+  AXI_OPTION_PROF_GDUMP,
+  AXI_OPTION_PROF_INTERVAL,
   AXI_OPTION_PROF_LEAKS,
   AXI_OPTION_PROF_SAMPLE,
   AXI_OPTION_PROF_SIGNAL,
@@ -66,5 +68,13 @@ typedef struct ax_option_view {
 /* pre: process init ran (axi_heap_get). Any thread. */
 AXI_HIDDEN size_t axi_option_count(void);
 AXI_HIDDEN bool axi_option_at(size_t i, ax_option_view_t *out); /* false past the end */
+
+/* ax_ctl's writes of the options it lets programs change (ctl.c says which and why): option
+ * i takes num (a bool's 0 or 1, a size or number in its range, a choice's index), and its
+ * view and listing say so. false, and nothing changed, for a value out of range or an option
+ * of another kind. Any thread; the owner's setting is the caller's to change. */
+AXI_HIDDEN bool axi_option_set(enum axi_option i, uint64_t num);
+/* A choice's word (any case) as its index, -1 if it is none of option i's words. */
+AXI_HIDDEN int axi_option_word(enum axi_option i, const char *word);
 
 #endif

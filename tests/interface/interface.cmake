@@ -22,13 +22,67 @@
 #   t_extras       glibc extras: malloc_trim, mallinfo2/mallinfo, malloc_stats, malloc_info,
 #                  mallopt, reallocarray, cfree, free_sized, free_aligned_sized
 #   t_df_model     the double-free model (below)
-ax_test_each(EXCEPT t_ctl t_optparse t_optsignal t_optfuzz t_contract)
+ax_test_each(EXCEPT t_ctl t_optparse t_optsignal t_optfuzz t_contract t_ctl_names t_stats_write
+             t_conf)
 
 # ax_ctl: each figure against known sizes, each control, the options
 ax_test(t_ctl SOURCES t_ctl.c ENV AXMALLOC_PURGE_DELAY_MS=25 AXMALLOC_THP=never)
 add_test(NAME t_ctl.prof COMMAND t_ctl prof) # prof.active pauses and resumes sampling
 set_tests_properties(t_ctl.prof PROPERTIES ENVIRONMENT "AXMALLOC_PROF=1;AXMALLOC_PROF_SAMPLE=4096"
                      SKIP_RETURN_CODE 77)
+
+# ax_ctl's names listed, the per-class figures, the writable options, stats.dump (issue 42)
+ax_test(t_ctl_names SOURCES t_ctl_names.c ENV AXMALLOC_THP=never
+        AXMALLOC_THP_SYSFS=${PROJECT_SOURCE_DIR}/tests/platform/thp/madvise_2m)
+add_test(NAME t_ctl_names.stats COMMAND t_ctl_names stats)
+set_tests_properties(t_ctl_names.stats PROPERTIES
+  ENVIRONMENT_MODIFICATION "AXMALLOC_STATS=unset:;AXMALLOC_VERBOSE=unset:"
+  PASS_REGULAR_EXPRESSION "t_ctl_names stats: OK\n(.*\n)?axmalloc stats \\(pid [0-9]+\\):"
+  FAIL_REGULAR_EXPRESSION "CHECK failed")
+
+# ax_stats_write: the text forms checked in the program; the JSON by t_stats_write.py
+# (json.tool, then its fields), with a profile prefix the JSON must escape (a quote, a
+# backslash, a tab)
+ax_test(t_stats_write SOURCES t_stats_write.c)
+find_program(AX_PYTHON3 python3)
+if(AX_PYTHON3)
+  add_test(NAME t_stats_write.json
+    COMMAND ${AX_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/t_stats_write.py
+            $<TARGET_FILE:t_stats_write> "${AX_EMU_ARG}")
+  set_tests_properties(t_stats_write.json PROPERTIES ENVIRONMENT
+    "AXMALLOC_PURGE_DELAY_MS=25;AXMALLOC_THP=never;AXMALLOC_PROF_FILE=pre\"fix\\x\ty")
+endif()
+
+# axmalloc_conf, a program's compiled-in defaults: taken (dynamic and -static), overridden by
+# the environment, its mistakes said in the environment's words
+ax_test(t_conf SOURCES t_conf.c ARGS conf)
+add_test(NAME t_conf.env COMMAND t_conf env)
+ax_sys_static(t_conf_static SOURCES t_conf.c LIBS axmalloc_static)
+add_test(NAME t_conf_static COMMAND t_conf_static conf)
+add_test(NAME t_conf_static.env COMMAND t_conf_static env)
+set_tests_properties(t_conf.env t_conf_static.env PROPERTIES
+                     ENVIRONMENT "AXMALLOC_PURGE_DELAY_MS=30;AXMALLOC_THP=always")
+set_tests_properties(t_conf t_conf_static PROPERTIES
+                     ENVIRONMENT_MODIFICATION "AXMALLOC_PURGE_DELAY_MS=unset:;AXMALLOC_THP=unset:")
+ax_test(t_conf_bad SOURCES t_conf.c)
+target_compile_definitions(t_conf_bad PRIVATE CONF_BAD)
+set_tests_properties(t_conf_bad PROPERTIES
+  ENVIRONMENT_MODIFICATION "AXMALLOC_PURGE_DELAY_MS=unset:;AXMALLOC_THP=unset:;AXMALLOC_PROF_SAMPLE=unset:"
+  PASS_REGULAR_EXPRESSION
+  "axmalloc: AXMALLOC_STAT=1: no such option \\(did you mean AXMALLOC_STATS\\?\\)\naxmalloc: AXMALLOC_PROF_SAMPLE=abc is not a size \\(digits with an optional k, m or g suffix\\): the default 512k is used\naxmalloc: axmalloc_conf: nonsense is not name:value\n(.*\n)*t_conf_bad: OK"
+  FAIL_REGULAR_EXPRESSION "CHECK failed")
+
+# The figures above count the blocks in their classes' pages: a block the profiler sampled is
+# not there (the profiler's pass leaves these out), and checked mode lays blocks out its own way
+set_property(TEST t_ctl_names t_stats_write.json APPEND PROPERTY LABELS noprof)
+if(AX_CHECKED)
+  set_tests_properties(t_ctl_names t_stats_write.json PROPERTIES DISABLED TRUE)
+endif()
+# The conf tests and the JSON's options check what they set: a variant pass's options are not
+# theirs (the environment would override the conf, as it should)
+set_property(TEST t_conf t_conf.env t_conf_static t_conf_static.env t_conf_bad t_stats_write.json
+             APPEND PROPERTY ENVIRONMENT_MODIFICATION
+             "AXMALLOC_PROF=unset:;AXMALLOC_PROF_SAMPLE=unset:;AXMALLOC_LEAKS_EXITCODE=unset:;AXMALLOC_STATS=unset:")
 
 # Options are read once at start-up, so each gets its own run. Variants use the target name
 # as COMMAND so that a cross build prepends the emulator.

@@ -76,7 +76,8 @@ static void check_options(void) {
   CHECK(ax_ctl("opt.thp", &thp, &len, NULL, 0) == 0);
   const char *want = getenv("AXMALLOC_THP") ? getenv("AXMALLOC_THP") : "auto";
   CHECKF(thp && strcmp(thp, want) == 0, "opt.thp %s, want %s", thp ? thp : "NULL", want);
-  CHECK(ax_ctl("opt.thp", NULL, NULL, &thp, sizeof thp) == EPERM);
+  CHECK(ax_ctl("opt.prof_unwind", NULL, NULL, &thp, sizeof thp) ==
+        EPERM); /* (opt.thp: t_ctl_names) */
   CHECK(ax_ctl("opt.thp", &ms, &(size_t){4}, NULL, 0) == EINVAL);
   CHECK(ax_ctl("opt.no_such_option", &ms, &(size_t){sizeof ms}, NULL, 0) == ENOENT);
   CHECK(ax_ctl("opt.", &ms, &(size_t){sizeof ms}, NULL, 0) == ENOENT);

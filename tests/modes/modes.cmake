@@ -164,6 +164,23 @@ foreach(prog t_prof_prog t_prof_static)
   set_tests_properties(${name} PROPERTIES LABELS "prof" SKIP_RETURN_CODE 77 TIMEOUT 600)
 endforeach()
 
+# Profiles by the program's own measure (issue 42): AXMALLOC_PROF_INTERVAL and
+# AXMALLOC_PROF_GDUMP counted in the profile directory; none without them
+ax_test(t_prof_dumps SOURCES t_prof_dumps.c ARGS interval)
+add_test(NAME t_prof_dumps.peak COMMAND t_prof_dumps peak)
+add_test(NAME t_prof_dumps.none COMMAND t_prof_dumps none)
+foreach(c "t_prof_dumps|interval|1m|0|4096" "t_prof_dumps.peak|peak|0|1|1m"
+          "t_prof_dumps.none|none|0|0|4096")
+  string(REPLACE "|" ";" c "${c}")
+  list(GET c 0 test)
+  list(GET c 1 mode)
+  list(GET c 2 interval)
+  list(GET c 3 gdump)
+  list(GET c 4 sample)
+  set_tests_properties(${test} PROPERTIES LABELS "prof" SKIP_RETURN_CODE 77 ENVIRONMENT
+    "AXMALLOC_PROF=1;AXMALLOC_PROF_SAMPLE=${sample};AXMALLOC_PROF_FILE=${CMAKE_CURRENT_BINARY_DIR}/t_prof_dumps.${mode};AXMALLOC_PROF_INTERVAL=${interval};AXMALLOC_PROF_GDUMP=${gdump}")
+endforeach()
+
 # A JIT's unwind tables registered, walked and deregistered under every mode that walks stacks
 # at malloc or free (t_jit_frames.c): a hang is the failure (TIMEOUT)
 ax_test(t_jit_frames SOURCES t_jit_frames.c)

@@ -281,6 +281,8 @@ static void record(const ax_stack_t *st, ax_segment_t *seg, ax_slot_t *slot, siz
     seg->prof = b;
   else
     slot->bucket = b;
+  if (axi_prof.interval || axi_prof.gdump) /* (the block is the program's already) */
+    axi_prof_dump_due(size);
 }
 
 /* ---- sampled blocks ---------------------------------------------------------------------- */
@@ -526,6 +528,8 @@ void axi_prof_init(void) {
   }
   axi_prof.rate = axi_option_num(AXI_OPTION_PROF_SAMPLE); /* (at least 1: options.c) */
   axi_prof.prefix = axi_option_str(AXI_OPTION_PROF_FILE); /* made absolute by axi_prof_dump_init */
+  axi_prof.interval = axi_option_num(AXI_OPTION_PROF_INTERVAL);
+  axi_prof.gdump = axi_option_num(AXI_OPTION_PROF_GDUMP) != 0;
   axi_prof_dump_init();
   axi_prof_on = true;
   axi_prof_grant_init(); /* (the pages, cache and heaps layers: the seams) */

@@ -10,6 +10,7 @@
  * One line per stack and block size, raw sample counts: google-pprof scales each line by
  * 1 / (1 - exp(-size / rate)) itself ("heap_v2"), and symbolizes through the maps.
  * Files: <prefix>.<pid>.<seq>.heap (AXMALLOC_PROF_SIGNAL, ax_prof_dump(NULL)),
+ * <prefix>.<pid>.<seq>.interval.heap and .peak.heap (AXMALLOC_PROF_INTERVAL, _GDUMP),
  * <prefix>.<pid>.final.heap at exit, <prefix>.<pid>.leaks.heap (AXMALLOC_PROF_LEAKS=1: the samples
  * still live at exit). Nothing here allocates: a signal handler dumps too. Every dump runs
  * under the profile's lock, so its buffers are static (a dump costs a signal handler's stack
@@ -174,9 +175,10 @@ static int dump_locked(const char *path, bool leaks) {
   return err;
 }
 
-/* <prefix>.<pid>.<tag>.heap, or <prefix>.<pid>.<seq>.heap when tag is NULL, in path_buf
- * (built in out's buffer, which no dump uses yet). pre: the lock is held. */
-static const char *profile_path(const char *tag) {
+/* <prefix>.<pid>.<tag>.heap, or <prefix>.<pid>.<seq>.heap when tag is NULL, and
+ * <prefix>.<pid>.<seq>.<kind>.heap with a kind, in path_buf (built in out's buffer, which no
+ * dump uses yet). pre: the lock is held. */
+static const char *profile_path_kind(const char *tag, const char *kind) {
   out.fd = -1;
   out.n = 0;
   out_str(&out, axi_prof.prefix);
@@ -187,12 +189,16 @@ static const char *profile_path(const char *tag) {
     out_str(&out, tag);
   else
     out_u(&out, ax_atomic_fetch_add_relaxed(&axi_prof.seq, 1), 10, 0);
+  if (kind)
+    out_str(&out, "."), out_str(&out, kind);
   out_str(&out, ".heap");
   size_t n = out.n < sizeof path_buf - 1 ? out.n : sizeof path_buf - 1;
   memcpy(path_buf, out.buf, n);
   path_buf[n] = 0;
   return path_buf;
 }
+
+static const char *profile_path(const char *tag) { return profile_path_kind(tag, NULL); }
 
 static int dump_numbered_locked(void) { return dump_locked(profile_path(NULL), false); }
 
@@ -256,6 +262,41 @@ double axi_prof_exp(double x) {
 /* Samples stand for 1 / (1 - e^(-size/rate)) allocations each (what pprof scales by). */
 static double scale_of(size_t size) {
   return 1.0 / (1.0 - axi_prof_exp(-(double)size / (double)axi_prof.rate));
+}
+
+/* ---- profiles by the program's own measure ---------------------------------------------- */
+
+/* AXMALLOC_PROF_INTERVAL (jemalloc's lg_prof_interval): a profile each time the bytes
+ * allocated pass a multiple of the interval. Nothing counts bytes on the fast paths, so the
+ * samples estimate them as pprof does: a sample of size bytes stands for size / (1 -
+ * e^(-size/rate)) bytes allocated (the rate for small blocks, the size itself for large ones);
+ * over n samples the estimate is within about 1/sqrt(n) of the truth, and t_prof_dumps' 16
+ * intervals of 1 MiB at a 4 KiB rate give 15-17 profiles.
+ * AXMALLOC_PROF_GDUMP (jemalloc's prof_gdump): a profile each time the bytes mapped reach a new
+ * peak, seen at the first sample after it: mappings grow by segments (4 MiB) and huge
+ * blocks, so a program that grows writes one a segment at most, and one that shrinks and
+ * grows back to where it was writes none. Files: <prefix>.<pid>.<seq>.interval.heap and
+ * <prefix>.<pid>.<seq>.peak.heap, numbered with the others. */
+void axi_prof_dump_due(size_t size) {
+  bool interval = false, peak = false;
+  if (axi_prof.interval) {
+    uint64_t est = (uint64_t)((double)size * scale_of(size)), every = axi_prof.interval;
+    uint64_t before = ax_atomic_fetch_add_relaxed(&axi_prof.allocated, est);
+    interval = before / every != (before + est) / every;
+  }
+  if (axi_prof.gdump) {
+    uintptr_t mapped = ax_atomic_load_relaxed(&axi_stats.os_reserved_peak),
+              seen = ax_atomic_load_relaxed(&axi_prof.gdump_mapped);
+    while (mapped > seen && !peak) /* (one thread dumps a peak) */
+      peak = ax_atomic_cas_acq_rel(&axi_prof.gdump_mapped, &seen, mapped);
+  }
+  if (!interval && !peak)
+    return;
+  int saved = errno;
+  axi_lock(&axi_prof.lock);
+  dump_locked(profile_path_kind(NULL, interval ? "interval" : "peak"), false);
+  axi_prof_unlock();
+  errno = saved;
 }
 
 static void report_frame(uintptr_t pc) {

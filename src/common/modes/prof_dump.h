@@ -28,6 +28,10 @@ typedef struct ax_prof_state {
   int signal;                  /* AXMALLOC_PROF_SIGNAL: dump on it (0: none) */
   ax_atomic_word dump_pending; /* the signal came while the table was locked */
   ax_atomic_word seq;          /* numbers the dumps of this process */
+  uint64_t interval;           /* AXMALLOC_PROF_INTERVAL: bytes between dumps (0: none) */
+  ax_atomic_word allocated;    /* bytes allocated, as the samples estimate them (interval) */
+  bool gdump;                  /* AXMALLOC_PROF_GDUMP: a dump at each new peak of mapped */
+  ax_atomic_word gdump_mapped; /* ... the peak the last one saw */
   ax_prof_bucket_t *table[AX_PROF_TABLE];
 } ax_prof_state_t;
 
@@ -37,5 +41,10 @@ AXI_HIDDEN void axi_prof_dump_init(void);
 /* Unlock the profile's lock, then write the dump the signal asked for meanwhile, if any. */
 AXI_HIDDEN void axi_prof_unlock(void);
 AXI_HIDDEN double axi_prof_exp(double x);
+/* A sample of size bytes was just recorded (prof.c): writes the profile when
+ * AXMALLOC_PROF_INTERVAL's bytes were allocated since the last such one, or (AXMALLOC_PROF_GDUMP)
+ * the bytes mapped passed their highest mark. pre: the profile's lock is not held. No
+ * allocation; errno kept. */
+AXI_HIDDEN void axi_prof_dump_due(size_t size);
 
 #endif
