@@ -73,7 +73,7 @@ declare -A needs=(
   [PROF_LEAKS]='' [PURGE_DELAY_MS]='' [STATS]='' [THP]='' [VERBOSE]=''
   [LEAKS_EXITCODE]='LEAKS' [LEAKS_SUPPRESSIONS]='LEAKS'
   [PROF_FILE]='PROF PROF_LEAKS' [PROF_SAMPLE]='PROF PROF_LEAKS' [PROF_SIGNAL]='PROF PROF_LEAKS'
-  [PROF_UNWIND]='PROF PROF_LEAKS'
+  [PROF_UNWIND]='PROF PROF_LEAKS' [PROF_GDUMP]='PROF PROF_LEAKS' [PROF_INTERVAL]='PROF PROF_LEAKS'
 )
 # A value each option takes (the enablers' is 1).
 printf 'leak:no_such_function\n' >"$tmp/supp"
@@ -81,7 +81,7 @@ declare -A value=(
   [CHECK]=1 [FORCE_ISA]=libc [FORCE_MT]=1 [LEAKS]=1 [MTE]=1 [PAGE_SIZE]=$os_page [PROF]=1
   [PROF_LEAKS]=1 [PURGE_DELAY_MS]=20 [STATS]=1 [THP]=never [VERBOSE]=1
   [LEAKS_EXITCODE]=42 [LEAKS_SUPPRESSIONS]=$tmp/supp [PROF_FILE]=$tmp/p [PROF_SAMPLE]=64k
-  [PROF_SIGNAL]=USR2 [PROF_UNWIND]=libgcc
+  [PROF_SIGNAL]=USR2 [PROF_UNWIND]=libgcc [PROF_GDUMP]=1 [PROF_INTERVAL]=1m
 )
 
 rule_needs() {
