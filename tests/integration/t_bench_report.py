@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The benchmark report's logic (bench/report.py) on synthetic runs, nothing timed:
+medians and ranges, a disturbed run left out and a cell with too few quiet runs marked, the
+"within the noise" verdict on an overlapping pair and not on a separated one, the round-by-round
+geometric mean, a failed run listed; the same for Google Benchmark output (bench/compare_micro.sh).
+
+  python3 tests/integration/t_bench_report.py [REPO_ROOT]
+
+Exit status 0 when every check holds, 1 (with the failed check) otherwise.
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
+REPORT = os.path.join(ROOT, "bench", "report.py")
+HEADER = ("round name allocator seconds rss_kib minor_faults cpu_s other_cpu_s running_before "
+          "running_after disturbed status").split()
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def near(a, b):
+    return a is not None and abs(a - b) < 1e-9
+
+
+def run(rd, name, alloc, secs, disturbed=0, status="ok", rss=1024):
+    # other_cpu_s: 0.6 CPUs of other load for a disturbed run, none for a quiet one
+    return [rd, name, alloc, secs, rss, 1000, secs, 0.6 * secs if disturbed else 0, 0, 0,
+            disturbed, status]
+
+
+rows = []
+# wl_apart: axmalloc ~1 s, glibc ~2 s: separated ranges. axmalloc's round 3 was disturbed
+# (5.0 s) and repeated (0.9 s): the medians must use 1.0 1.1 1.05 0.95 0.9.
+ax = [1.0, 1.1, 5.0, 1.05, 0.95]
+gl = [2.0, 2.2, 1.8, 2.1, 1.9]
+for i in range(5):
+    rows.append(run(i + 1, "wl_apart", "glibc", gl[i]))
+    rows.append(run(i + 1, "wl_apart", "axmalloc", ax[i], disturbed=int(i == 2)))
+    if i == 2:
+        rows.append(run(3, "wl_apart", "axmalloc", 0.9))
+# wl_overlap: glibc's every run disturbed (fewer than 3 quiet: all used, marked); its range
+# [0.95-1.2] overlaps axmalloc's [0.9-1.1]: within the noise.
+ax2 = [1.0, 0.9, 1.1, 1.0, 0.95]
+gl2 = [1.05, 0.95, 1.2, 1.0, 1.1]
+for i in range(5):
+    rows.append(run(i + 1, "wl_overlap", "glibc", gl2[i], disturbed=1))
+    rows.append(run(i + 1, "wl_overlap", "axmalloc", ax2[i], rss=2048))
+rows.append(run(2, "wl_crash", "axmalloc", 0.5, status="exit status 1"))
+rows.append(run(2, "wl_crash", "glibc", 0.5))
+
+with tempfile.TemporaryDirectory() as tmp:
+    tmp = os.environ.get("T_KEEP", tmp)
+    tsv = os.path.join(tmp, "runs.tsv")
+    with open(tsv, "w") as f:
+        f.write("\t".join(HEADER) + "\n")
+        for r in rows:
+            f.write("\t".join(str(x) for x in r) + "\n")
+    out = os.path.join(tmp, "out")
+    subprocess.run([sys.executable, REPORT, "workloads", tsv, out], check=True)
+    data = json.load(open(os.path.join(out, "workloads.json")))
+    md = open(os.path.join(out, "workloads.md")).read()
+
+    a = data["workloads"]["wl_apart"]["axmalloc"]["time_s"]
+    check(near(a["median"], 1.0) and near(a["min"], 0.9) and near(a["max"], 1.1),
+          f"wl_apart axmalloc: median 1.0 [0.9-1.1] without the disturbed 5.0 s run, got {a}")
+    check(a["runs"] == 6 and a["disturbed"] == 1 and not a["all_runs_used"],
+          f"wl_apart axmalloc: 6 runs, 1 disturbed, left out, got {a}")
+    r = data["workloads"]["wl_apart"]["glibc"]["ratio_to_axmalloc"]
+    check(near(r["ratio"], 2.0) and near(r["lo"], 1.8 / 1.1) and near(r["hi"], 2.2 / 0.9)
+          and not r["within_noise"], f"wl_apart glibc/axmalloc 2.0 [1.64-2.44], beyond the noise, got {r}")
+    g = data["workloads"]["wl_overlap"]["glibc"]["time_s"]
+    check(g["all_runs_used"] and g["disturbed"] == 5 and near(g["median"], 1.05),
+          f"wl_overlap glibc: every run disturbed, all used, median 1.05, got {g}")
+    r2 = data["workloads"]["wl_overlap"]["glibc"]["ratio_to_axmalloc"]
+    check(r2["within_noise"] and near(r2["ratio"], 1.05),
+          f"wl_overlap glibc/axmalloc 1.05 within the noise, got {r2}")
+    rss = data["workloads"]["wl_overlap"]["axmalloc"]["peak_rss_kib"]
+    check(near(rss["median"], 2048), f"wl_overlap axmalloc peak RSS 2048 KiB, got {rss}")
+    # geomean of the medians: sqrt(2.0 * 1.05); round by round: round 1 sqrt(2.0/1.0 * 1.05/1.0)
+    geo = data["geomean_ratio_to_axmalloc"]["glibc"]
+    check(near(geo["ratio"], math.sqrt(2.0 * 1.05)) and geo["rows"] == 2 and geo["rounds"] == 5,
+          f"geomean sqrt(2.0 * 1.05) over 2 rows and 5 rounds, got {geo}")
+    per_round = [math.sqrt(gl[i] / (0.9 if i == 2 else ax[i]) * gl2[i] / ax2[i]) for i in range(5)]
+    check(near(geo["lo"], min(per_round)) and near(geo["hi"], max(per_round)),
+          f"geomean range over rounds (round 3 from the repeated run), got {geo}")
+    check(data["runs_disturbed"] == 6, f"6 disturbed runs counted, got {data['runs_disturbed']}")
+
+    check("6 of 22 runs were disturbed" in md, "the report says 6 of 22 runs were disturbed")
+    check("| wl_apart | 2.00 [1.80-2.20] | 1.00 [0.900-1.10] |" in md,
+          "time table row of wl_apart: median [min-max] per allocator")
+    check("1.05 [0.950-1.20] †" in md, "the busy cell is marked †")
+    check("≈ 1.05 [" in md and "| 2.00 [1.64-2.44]" in md,
+          "≈ on the overlapping ratio, none on the separated one")
+    check("axmalloc faster beyond the noise on 1 (wl_apart)" in md
+          and "within the noise on 1 (wl_overlap)" in md, "the differences said in words")
+    check("wl_crash under axmalloc (run 2): exit status 1" in md, "the failed run is listed")
+    est = open(os.path.join(out, "estimate_workloads.tsv")).read()
+    check("wl\twl_apart\taxmalloc\t1.025\n" in est, "the estimate: median seconds of a run")
+
+    # micro: one program, two allocators, 5 rounds; round 2 of glibc disturbed (100 ns).
+    raw = os.path.join(tmp, "raw")
+    os.makedirs(raw, exist_ok=True)
+    mrows = []
+    for rd in range(1, 6):
+        for alloc, ns, dist in (("glibc", 100 if rd == 2 else 20 + rd, rd == 2),
+                                ("axmalloc", 10 + rd, False)):
+            mrows.append(run(rd, "bm_x", alloc, 1.0, disturbed=int(dist)))
+            bms = [{"name": f"x/64/real_time/threads:{t}", "run_type": "iteration",
+                    "real_time": ns * t, "time_unit": "ns", "items_per_second": 1e9 / ns}
+                   for t in (1, 2)]
+            json.dump({"benchmarks": bms}, open(os.path.join(raw, f"bm_x.{alloc}.{rd}.json"), "w"))
+    mtsv = os.path.join(tmp, "micro.tsv")
+    with open(mtsv, "w") as f:
+        f.write("\t".join(HEADER) + "\n")
+        for r in mrows:
+            f.write("\t".join(str(x) for x in r) + "\n")
+    subprocess.run([sys.executable, REPORT, "micro", mtsv, raw, out], check=True)
+    m = json.load(open(os.path.join(out, "micro.json")))
+    b = m["benchmarks"]["bm_x: x/64/real_time/threads:1"]
+    check(near(b["axmalloc"]["time_ns"]["median"], 13) and near(b["glibc"]["time_ns"]["median"], 23.5),
+          f"micro medians 13 ns and 23.5 ns (the 100 ns run left out), got {b}")
+    check(near(b["glibc"]["ratio_to_axmalloc"]["lo"], 21 / 15) and
+          not b["glibc"]["ratio_to_axmalloc"]["within_noise"], f"micro ratio range, got {b}")
+    mg = m["geomean"]["bm_x"]["glibc"]  # round 2 (disturbed) left out: rounds 1, 3, 4, 5
+    check(mg["rounds"] == 4 and near(mg["hi"], 21 / 11) and near(mg["lo"], 25 / 15),
+          f"micro geomean over the quiet rounds, got {mg}")
+    mmd = open(os.path.join(out, "micro.md")).read()
+    check("| x/64/threads:1 | 13.0 [11.0-15.0] |" in mmd, "micro row: axmalloc ns median [min-max]")
+    check("1 of 10 program runs were disturbed" in mmd, "micro: the disturbed program run counted")
+
+if failures:
+    print(f"t_bench_report: {len(failures)} check(s) failed", file=sys.stderr)
+    sys.exit(1)
+print("t_bench_report: all checks passed")
