@@ -22,9 +22,9 @@ Statistics (one rule everywhere, so a reader can redo it by hand):
   overlap, i.e. when the ratio's range [peer min / axmalloc max, peer max / axmalloc min]
   contains 1. For 5 runs each, non-overlapping ranges arise by chance (both sets drawn from
   one distribution) with probability 2 / C(10,5) = 2/252 < 1%.
-- A geometric mean over rows is that of the ratios of medians; its range is that of the
-  geometric means taken round by round (runs are interleaved, so a round's allocators ran
-  side by side under the same drift).
+- A geometric mean over rows is taken round by round (runs are interleaved, so a round's
+  allocators ran side by side under the same drift; a round a cell has no quiet run in counts
+  the cell's median), then given as the median [min-max] of the rounds' geometric means.
 """
 import glob
 import json
@@ -107,24 +107,25 @@ def within_noise(r):
 
 
 def geomean_rounds(cells, peer):
-    """Geometric mean of peer/REF over the rows, of the medians and round by round."""
-    logs, per_round = [], {}
+    """Geometric mean of peer/REF over the rows, round by round: median [min-max] of rounds."""
+    logs, per_round, rows = [], {}, []
     for row in cells.values():
         p, a = row.get(peer), row.get(REF)
         r = ratio(p, a)
         if r is None:
             continue
         logs.append(math.log(r["ratio"]))
-        for rd, (pv, _) in p.by_round.items():
-            if rd in a.by_round and a.by_round[rd][0] > 0:
-                per_round.setdefault(rd, []).append(math.log(pv / a.by_round[rd][0]))
+        rows.append((p, a))
     if not logs:
         return None
+    # a round a cell has no (quiet) run in counts that cell's median
+    for rd in sorted({rd for p, a in rows for rd in list(p.by_round) + list(a.by_round)}):
+        per_round[rd] = [math.log(p.by_round.get(rd, (p.median,))[0] /
+                                  a.by_round.get(rd, (a.median,))[0]) for p, a in rows]
     n = len(logs)
-    rounds = [math.exp(sum(v) / n) for v in per_round.values() if len(v) == n]
-    g = {"ratio": math.exp(sum(logs) / n), "rows": n, "rounds": len(rounds)}
-    g["lo"], g["hi"] = (min(rounds), max(rounds)) if rounds else (g["ratio"], g["ratio"])
-    return g
+    rounds = [math.exp(sum(v) / n) for v in per_round.values()]
+    return {"ratio": statistics.median(rounds), "lo": min(rounds), "hi": max(rounds),
+            "of_medians": math.exp(sum(logs) / n), "rows": n, "rounds": len(rounds)}
 
 
 # ---- formatting ----------------------------------------------------------------------------
@@ -242,12 +243,13 @@ def dot_plot(path, title, xlabel, rows, peers, cells, label_of, dat):
     xt = ", ".join(f'"{(f"1/{int(1 / 2 ** e)}" if e < 0 else str(int(2 ** e)))}" {2 ** e:g}'
                    for e in range(int(math.log2(lo)), int(math.log2(hi)) + 1))
     yt = ", ".join(f'"{label_of(w)}" {len(rows) - 1 - j}' for j, w in enumerate(rows))
-    height = 140 + 46 * len(rows) + 24 * ((len(peers) + 3) // 4)
+    width = max(len(line) for w in rows for line in label_of(w).split("\\n"))
+    height = 150 + max(46, 16 * len(peers)) * len(rows)
     plots = ", ".join(
         f"'{dat}' index {i} using 1:2:3:4 with xerrorbars pt 7 ps 1.1 lw 1.5 "
         f"lc rgb '{PALETTE[i % len(PALETTE)]}' title '{p}'" for i, p in enumerate(peers))
     gnuplot(f"""
-set terminal pngcairo noenhanced size 1000,{height} font "DejaVu Sans,11"
+set terminal pngcairo noenhanced size {1000 + 8 * width},{height} font "DejaVu Sans,11"
 set output '{path}'
 set title "{title}"
 set xlabel "{xlabel}"
@@ -257,10 +259,9 @@ set xtics ({xt})
 set ytics ({yt}) nomirror
 set yrange [-0.6:{len(rows) - 0.4}]
 set grid xtics lc rgb '#cccccc'
-set key outside below center horizontal maxcols 4 box
+set key outside right top vertical box
 set arrow from 1, graph 0 to 1, graph 1 nohead lw 2 lc rgb 'black'
-set lmargin 30
-set style line 1 lc rgb '#eeeeee'
+set lmargin {width + 2}
 {"".join(f"set object rect from graph 0, first {k - 0.5} to graph 1, first {k + 0.5} behind fc rgb '#f4f4f4' fs solid noborder{chr(10)}" for k in range(0, len(rows), 2))}
 plot {plots}
 """)
@@ -326,8 +327,8 @@ def workloads(runs_tsv, out):
             for w in names if w in t]
     rows.append(["**geomean**"] + [fratio(geo[p]) if geo[p] else "-" for p in peers])
     md += [md_table(["workload"] + peers, rows), "",
-           "The geometric mean's range is over the rounds (each round's geometric mean of "
-           "peer/axmalloc), ≈ when it contains 1.", "", "In words:", "",
+           "geomean: each round's geometric mean over the workloads of peer/axmalloc, "
+           "median [min-max] over the rounds; ≈ when that range contains 1.", "", "In words:", "",
            words(t, peers, "time"), "",
            "### Peak RSS, MiB: median [min-max]", "",
            md_table(["workload"] + allocs,
@@ -371,7 +372,7 @@ def workloads(runs_tsv, out):
         def lab(unit, cells, scale, fmt):
             def f(w):
                 c = cells[w].get(REF)
-                return f"{w} (axmalloc {fmt(c.median * scale)} {unit})" if c else w
+                return f"{w}\\n(axmalloc {fmt(c.median * scale)} {unit})" if c else w
             return f
         dot_plot(os.path.join(out, "time.png"),
                  f"Wall time relative to axmalloc (median of {nrounds} runs; bars: min-max range)",
