@@ -10,7 +10,8 @@ RUNS_TSV has a header line and one line per run, tab-separated:
   round name allocator seconds rss_kib minor_faults cpu_s other_cpu_s running_before
   running_after disturbed status
 name is the workload (or the benchmark binary), status "ok" or why the run failed. For
-micro, RAW_DIR/<binary>.<allocator>.<round>.json is Google Benchmark's output of that run.
+micro, RAW_DIR/<binary>.<allocator>.<round>.json is Google Benchmark's output of that run
+(<round>.2.json of the round's second run of it, a disturbed run's repetition).
 Empty fields are unknown. Writes OUT_DIR/{workloads,micro}.{md,json}, estimate_*.tsv (the
 median seconds of each run: scripts/bench.sh's time estimate) and, with gnuplot, the plots.
 
@@ -191,10 +192,16 @@ def words(cells, peers, what, show=lambda name: name):
 def disturbed_words(runs, threshold_note):
     n = len(runs)
     d = [r for r in runs if r["disturbed"]]
-    busy = sorted(r["other_cpu_s"] / r["seconds"] for r in runs
-                  if r["other_cpu_s"] is not None and r["seconds"])
-    load = f" Other load during the runs: median {statistics.median(busy):.2f} CPUs, " \
-           f"max {busy[-1]:.2f}." if busy else ""
+    known = [r for r in runs if r["other_cpu_s"] is not None and r["seconds"]]
+    load = ""
+    if known:
+        # the mean over all the run time; the busiest run among those of 0.2 s or more (a
+        # shorter one's ratio is mostly the 10 ms clocks' granularity)
+        mean = sum(r["other_cpu_s"] for r in known) / sum(r["seconds"] for r in known)
+        peak = max([r["other_cpu_s"] / r["seconds"] for r in known if r["seconds"] >= 0.2],
+                   default=0)
+        load = f" Other load during the runs: {mean:.2f} CPUs on average, {peak:.2f} in the " \
+               f"busiest run."
     return (f"{len(d)} of {n} runs were disturbed ({threshold_note}) and left out of the "
             f"medians where a cell had {MIN_QUIET} quiet runs; cells marked † had fewer and "
             f"use all their runs.{load}")
@@ -396,11 +403,14 @@ def micro(runs_tsv, raw, out):
     allocs = order(runs, "allocator")
     binaries = order(runs, "name")
     # one pseudo-run per (benchmark, allocator, round), disturbed as its binary's run was
-    bench_runs, items = [], {}
+    bench_runs, items, attempt = [], {}, {}
     for r in runs:
+        k = (r["name"], r["allocator"], r["round"])
+        attempt[k] = attempt.get(k, 0) + 1  # a repeated run's JSON: <round>.2.json
         if not r["ok"]:
             continue
-        path = os.path.join(raw, f"{r['name']}.{r['allocator']}.{r['round']}.json")
+        path = os.path.join(raw, f"{r['name']}.{r['allocator']}.{r['round']}"
+                                 f"{'.%d' % attempt[k] if attempt[k] > 1 else ''}.json")
         try:
             with open(path) as f:
                 text = f.read()
