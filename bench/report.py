@@ -21,8 +21,9 @@ Statistics (one rule everywhere, so a reader can redo it by hand):
   the cell uses all its runs and is marked "†".
 - A peer against axmalloc is "within the noise" (marked "≈") when the two cells' ranges
   overlap, i.e. when the ratio's range [peer min / axmalloc max, peer max / axmalloc min]
-  contains 1. For 5 runs each, non-overlapping ranges arise by chance (both sets drawn from
-  one distribution) with probability 2 / C(10,5) = 2/252 < 1%.
+  contains 1, or when there are too few runs for apart ranges to mean anything: apart
+  ranges count when they would arise by chance (both sets drawn from one distribution) with
+  probability at most 5%, 1 / C(na+nb, na) for the order seen (3 runs each: 1/20; 5: 1/252).
 - A geometric mean over rows is taken round by round (runs are interleaved, so a round's
   allocators ran side by side under the same drift; a round a cell has no quiet run in counts
   the cell's median), then given as the median [min-max] of the rounds' geometric means.
@@ -80,6 +81,7 @@ class Cell:
         quiet = [v for v, d in zip(values, disturbed) if not d]
         self.busy = len(quiet) < min(MIN_QUIET, self.n_runs)  # too few quiet runs: all used
         self.used = sorted(values if self.busy else quiet)
+        self.n_used = len(self.used)
         self.median = statistics.median(self.used) if self.used else None
         self.min = self.used[0] if self.used else None
         self.max = self.used[-1] if self.used else None
@@ -100,11 +102,18 @@ def ratio(peer, ref):
             or ref.min <= 0:
         return None
     return {"ratio": peer.median / ref.median, "lo": peer.min / ref.max,
-            "hi": peer.max / ref.min}
+            "hi": peer.max / ref.min, "chance": 1 / math.comb(peer.n_used + ref.n_used, ref.n_used)}
+
+
+# A difference is beyond the noise when the ranges are apart and that arrangement would come
+# by chance with probability at most 5%: every run of one side below every run of the other
+# is 1 of C(na+nb, na) equally likely orders when both come from one distribution (3 runs a
+# side: 1/20; 5: 1/252); for a geometric mean, all its rounds on one side of 1 (5: 1/32).
+MAX_CHANCE = 0.05
 
 
 def within_noise(r):
-    return r["lo"] <= 1.0 <= r["hi"]
+    return r["lo"] <= 1.0 <= r["hi"] or r["chance"] > MAX_CHANCE
 
 
 def geomean_rounds(cells, peer):
@@ -126,7 +135,8 @@ def geomean_rounds(cells, peer):
     n = len(logs)
     rounds = [math.exp(sum(v) / n) for v in per_round.values()]
     return {"ratio": statistics.median(rounds), "lo": min(rounds), "hi": max(rounds),
-            "of_medians": math.exp(sum(logs) / n), "rows": n, "rounds": len(rounds)}
+            "of_medians": math.exp(sum(logs) / n), "rows": n, "rounds": len(rounds),
+            "chance": 0.5 ** len(rounds)}
 
 
 # ---- formatting ----------------------------------------------------------------------------
@@ -227,7 +237,8 @@ PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e
 
 def dot_plot(path, title, xlabel, rows, peers, cells, label_of, dat):
     """One row per workload, one point per peer at its ratio to axmalloc on a log2 axis,
-    bars from the ratio's min to its max; the legend below the plot, outside the data."""
+    bars from the ratio's min to its max, an open point within the noise; the legend right
+    of the plot, outside the data."""
     rows = [w for w in rows if any(ratio(cells[w].get(p), cells[w].get(REF)) for p in peers)]
     if not rows:
         return
@@ -241,7 +252,9 @@ def dot_plot(path, title, xlabel, rows, peers, cells, label_of, dat):
                     continue
                 # row j from the top; peers spread within the row's band of height 0.8
                 y = len(rows) - 1 - j + 0.35 - 0.7 * i / max(1, len(peers) - 1)
-                f.write(f"{r['ratio']:.5g} {y:.4f} {r['lo']:.5g} {r['hi']:.5g}\n")
+                # filled circle beyond the noise, open circle within it
+                f.write(f"{r['ratio']:.5g} {y:.4f} {r['lo']:.5g} {r['hi']:.5g} "
+                        f"{6 if within_noise(r) else 7}\n")
                 vals += [r["lo"], r["hi"]]
             f.write("\n\n")
     lo = 2 ** math.floor(math.log2(min(vals) * 0.9))
@@ -253,8 +266,11 @@ def dot_plot(path, title, xlabel, rows, peers, cells, label_of, dat):
     width = max(len(line) for w in rows for line in label_of(w).split("\\n"))
     height = 150 + max(46, 16 * len(peers)) * len(rows)
     plots = ", ".join(
-        f"'{dat}' index {i} using 1:2:3:4 with xerrorbars pt 7 ps 1.1 lw 1.5 "
-        f"lc rgb '{PALETTE[i % len(PALETTE)]}' title '{p}'" for i, p in enumerate(peers))
+        f"'{dat}' index {i} using 1:2:3:4 with xerrorbars pt -1 lw 2 lc rgb '{c}' title '{p}', "
+        f"'{dat}' index {i} using 1:2:5 with points pt variable ps 1.3 lw 1.5 lc rgb '{c}' "
+        f"notitle" for i, p in enumerate(peers) for c in [PALETTE[i % len(PALETTE)]])
+    plots += ", NaN with points pt 7 lc rgb 'black' title 'beyond the noise', " \
+             "NaN with points pt 6 lc rgb 'black' title 'within the noise'"
     gnuplot(f"""
 set terminal pngcairo noenhanced size {1000 + 8 * width},{height} font "DejaVu Sans,11"
 set output '{path}'
@@ -327,15 +343,18 @@ def workloads(runs_tsv, out):
                    [[w] + [fcell(t[w].get(a)) for a in allocs] for w in names if w in t]),
           "", "### Time relative to axmalloc: peer median / axmalloc median [range]", "",
           "Above 1: axmalloc is faster. The range is [peer min / axmalloc max, peer max / "
-          "axmalloc min]; ≈ marks a difference within the noise (the two allocators' "
-          "min-max ranges overlap, so the range contains 1).", ""]
+          "axmalloc min]; ≈ marks a difference within the noise: the two allocators' "
+          "min-max ranges overlap (the range contains 1), or there are too few runs to tell "
+          "(apart ranges count when chance makes them with at most 5% probability: 3 runs "
+          "a side or more).", ""]
     geo = {p: geomean_rounds(t, p) for p in peers}
     rows = [[w] + [fratio(ratio(t[w].get(p), t[w].get(REF))) for p in peers]
             for w in names if w in t]
     rows.append(["**geomean**"] + [fratio(geo[p]) if geo[p] else "-" for p in peers])
     md += [md_table(["workload"] + peers, rows), "",
            "geomean: each round's geometric mean over the workloads of peer/axmalloc, "
-           "median [min-max] over the rounds; ≈ when that range contains 1.", "", "In words:", "",
+           "median [min-max] over the rounds; ≈ when that range contains 1 or there are "
+           "fewer than 5 rounds (all of 5 on one side by chance: 1/32).", "", "In words:", "",
            words(t, peers, "time"), "",
            "### Peak RSS, MiB: median [min-max]", "",
            md_table(["workload"] + allocs,

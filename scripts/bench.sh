@@ -109,8 +109,8 @@ T_BUILD=$(awk -v a="$t_step" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a
 EST_WL=$(AX_ESTIMATE_ONLY=1 bash bench/compare_workloads.sh "$BUILD_DIR" "$RUNS" 2>/dev/null)
 EST_MICRO=$(AX_ESTIMATE_ONLY=1 ALLOCATORS=all bash bench/compare_micro.sh "$BUILD_DIR" "$RUNS" 2>/dev/null)
 total=$((EST_WL + EST_MICRO + EST_CALLGRIND + EST_ARM))
-echo "bench.sh: axmalloc $DESCRIBE; built in ${T_BUILD} s; expected about $(ax_fmt_min "$total") more" \
-  "on a quiet machine: workloads $(ax_fmt_min "$EST_WL"), micro-benchmarks $(ax_fmt_min "$EST_MICRO")," \
+echo "bench.sh: axmalloc $DESCRIBE; built in ${T_BUILD} s; expected about $(ax_fmt_min "$total") more:" \
+  "workloads $(ax_fmt_min "$EST_WL"), micro-benchmarks $(ax_fmt_min "$EST_MICRO")," \
   "callgrind $(ax_fmt_min "$EST_CALLGRIND"), AArch64 $(ax_fmt_min "$EST_ARM") (${RUNS} runs;" \
   "per-run times of ${AX_EST_SOURCE:-no earlier run: guesses})" >&2
 ((estimate_only)) && exit 0

@@ -6,6 +6,7 @@ medians and ranges, a disturbed run left out and a cell with too few quiet runs 
 geometric mean, a failed run listed; the same for Google Benchmark output (bench/compare_micro.sh).
 
   python3 tests/integration/t_bench_report.py [REPO_ROOT]
+  T_KEEP=DIR python3 tests/integration/t_bench_report.py     (keeps the inputs and outputs in DIR)
 
 Exit status 0 when every check holds, 1 (with the failed check) otherwise.
 """
@@ -56,6 +57,11 @@ gl2 = [1.05, 0.95, 1.2, 1.0, 1.1]
 for i in range(5):
     rows.append(run(i + 1, "wl_overlap", "glibc", gl2[i], disturbed=1))
     rows.append(run(i + 1, "wl_overlap", "axmalloc", ax2[i], rss=2048))
+# wl_few: 2 runs each, apart (1.0, 1.1 against 3.0, 3.1), but 1/C(4,2) = 1/6 > 5%: too few
+# runs to tell, within the noise.
+for i in range(2):
+    rows.append(run(i + 1, "wl_few", "glibc", 3.0 + i / 10))
+    rows.append(run(i + 1, "wl_few", "axmalloc", 1.0 + i / 10))
 rows.append(run(2, "wl_crash", "axmalloc", 0.5, status="exit status 1"))
 rows.append(run(2, "wl_crash", "glibc", 0.5))
 
@@ -85,26 +91,32 @@ with tempfile.TemporaryDirectory() as tmp:
     r2 = data["workloads"]["wl_overlap"]["glibc"]["ratio_to_axmalloc"]
     check(r2["within_noise"] and near(r2["ratio"], 1.05),
           f"wl_overlap glibc/axmalloc 1.05 within the noise, got {r2}")
+    r3 = data["workloads"]["wl_few"]["glibc"]["ratio_to_axmalloc"]
+    check(r3["within_noise"] and r3["lo"] > 1 and near(r3["chance"], 1 / 6),
+          f"wl_few: apart ranges of 2 runs each are within the noise (chance 1/6), got {r3}")
+    check(near(r["chance"], 1 / 252), f"wl_apart: 5 runs used a side, chance 1/C(10,5), got {r}")
     rss = data["workloads"]["wl_overlap"]["axmalloc"]["peak_rss_kib"]
     check(near(rss["median"], 2048), f"wl_overlap axmalloc peak RSS 2048 KiB, got {rss}")
     # geomean round by round (round 3: axmalloc's repeated run), median [min-max] of rounds
     geo = data["geomean_ratio_to_axmalloc"]["glibc"]
-    per_round = sorted(math.sqrt(gl[i] / (0.9 if i == 2 else ax[i]) * gl2[i] / ax2[i])
+    few = [3.0 / 1.0, 3.1 / 1.1, 3.05 / 1.05, 3.05 / 1.05, 3.05 / 1.05]  # rounds 3-5: medians
+    per_round = sorted((gl[i] / (0.9 if i == 2 else ax[i]) * gl2[i] / ax2[i] * few[i]) ** (1 / 3)
                        for i in range(5))
     check(near(geo["ratio"], per_round[2]) and near(geo["lo"], per_round[0]) and
-          near(geo["hi"], per_round[4]) and geo["rows"] == 2 and geo["rounds"] == 5,
-          f"geomean: median [min-max] of the 5 rounds' geomeans over 2 rows, got {geo}")
-    check(near(geo["of_medians"], math.sqrt(2.0 * 1.05)), f"geomean of the medians, got {geo}")
+          near(geo["hi"], per_round[4]) and geo["rows"] == 3 and geo["rounds"] == 5,
+          f"geomean: median [min-max] of the 5 rounds' geomeans over 3 rows, got {geo}")
+    check(near(geo["of_medians"], (2.0 * 1.05 * 3.05 / 1.05) ** (1 / 3)),
+          f"geomean of the medians, got {geo}")
     check(data["runs_disturbed"] == 6, f"6 disturbed runs counted, got {data['runs_disturbed']}")
 
-    check("6 of 22 runs were disturbed" in md, "the report says 6 of 22 runs were disturbed")
+    check("6 of 26 runs were disturbed" in md, "the report says 6 of 22 runs were disturbed")
     check("| wl_apart | 2.00 [1.80-2.20] | 1.00 [0.900-1.10] |" in md,
           "time table row of wl_apart: median [min-max] per allocator")
     check("1.05 [0.950-1.20] †" in md, "the busy cell is marked †")
     check("≈ 1.05 [" in md and "| 2.00 [1.64-2.44]" in md,
           "≈ on the overlapping ratio, none on the separated one")
     check("axmalloc faster beyond the noise on 1 (wl_apart)" in md
-          and "within the noise on 1 (wl_overlap)" in md, "the differences said in words")
+          and "within the noise on 2 (wl_overlap, wl_few)" in md, "the differences said in words")
     check("wl_crash under axmalloc (run 2): exit status 1" in md, "the failed run is listed")
     est = open(os.path.join(out, "estimate_workloads.tsv")).read()
     check("wl\twl_apart\taxmalloc\t1.025\n" in est, "the estimate: median seconds of a run")
