@@ -151,9 +151,11 @@ else
 fi
 
 # The next run's estimate: this run's per-run medians and step totals.
+load=$(awk -F'\t' 'FNR > 1 && $8 != "" { o += $8; s += $4 } END { if (s) printf "%.2f", o / s }' \
+  "$RES/workloads_runs.tsv" "$RES/micro_runs.tsv")
 {
   echo "# per-run seconds (kind, name, allocator, median) measured by scripts/bench.sh on" \
-    "$(date -u '+%Y-%m-%d'), $(nproc) CPUs, axmalloc $DESCRIBE"
+    "$(date -u '+%Y-%m-%d'), $(nproc) CPUs, axmalloc $DESCRIBE, other load ${load:-?} CPUs on average"
   cat "$RES/estimate_workloads.tsv" "$RES/estimate_micro.tsv" 2>/dev/null
   for s in callgrind arm; do [[ -z ${T_STEP[$s]:-} ]] || printf 'step\t%s\t-\t%s\n' "$s" "${T_STEP[$s]}"; done
 } >"$RES/estimate.tsv.new"

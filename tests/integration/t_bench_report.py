@@ -66,7 +66,7 @@ rows.append(run(2, "wl_crash", "axmalloc", 0.5, status="exit status 1"))
 rows.append(run(2, "wl_crash", "glibc", 0.5))
 
 with tempfile.TemporaryDirectory() as tmp:
-    tmp = os.environ.get("T_KEEP", tmp)
+    tmp = os.environ.get("T_KEEP") or tmp
     tsv = os.path.join(tmp, "runs.tsv")
     with open(tsv, "w") as f:
         f.write("\t".join(HEADER) + "\n")
