@@ -144,6 +144,7 @@ def fnum(x):
     """3 significant digits, no exponent: 0.0123, 1.23, 12.3, 1234."""
     if x is None:
         return "-"
+    x = float(f"{x:.3g}")  # 9.999 -> 10.0, not 10.00
     a = abs(x)
     if a >= 100:
         return f"{x:.0f}"
@@ -212,7 +213,11 @@ def disturbed_words(runs, threshold_note):
                    default=0)
         load = f" Other load during the runs: {mean:.2f} CPUs on average, {peak:.2f} in the " \
                f"busiest run."
-    return (f"{len(d)} of {n} runs were disturbed ({threshold_note}) and left out of the "
+    warn = ""
+    if n and len(d) > n / 2:
+        warn = "**The machine was busy: most runs were disturbed, the numbers below say more " \
+               "about the other load than about the allocators.** "
+    return warn + (f"{len(d)} of {n} runs were disturbed ({threshold_note}) and left out of the "
             f"medians where a cell had {MIN_QUIET} quiet runs; cells marked † had fewer and "
             f"use all their runs.{load}")
 

@@ -97,8 +97,8 @@ EST_ARM=0
 ((arm)) && EST_ARM=$(step_ms arm 240)
 
 # Only the targets the benchmarks run (a full build adds the tests: minutes on 2 cores).
-echo "bench.sh: building the library, workloads and benchmarks (about 2 minutes on 2 cores" \
-  "from scratch, seconds when built)" >&2
+echo "bench.sh: building the library, workloads and benchmarks (configure and build from" \
+  "scratch: 20 s on 2 cores)" >&2
 ax_configure "$BUILD_DIR" "" "${EXTRA_CMAKE_ARGS[@]}" >/dev/null
 t_step=$EPOCHREALTIME
 mapfile -t targets < <(cmake --build "$BUILD_DIR" --target help |

@@ -118,6 +118,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check("axmalloc faster beyond the noise on 1 (wl_apart)" in md
           and "within the noise on 2 (wl_overlap, wl_few)" in md, "the differences said in words")
     check("wl_crash under axmalloc (run 2): exit status 1" in md, "the failed run is listed")
+    check("machine was busy" not in md, "no busy-machine warning for 6 disturbed runs of 26")
+    # every run disturbed: the report warns at its top
+    busy_tsv = os.path.join(tmp, "busy.tsv")
+    with open(busy_tsv, "w") as f:
+        f.write("\t".join(HEADER) + "\n")
+        for r in rows:
+            f.write("\t".join(str(x) for x in r[:10] + [1] + r[11:]) + "\n")
+    subprocess.run([sys.executable, REPORT, "workloads", busy_tsv, os.path.join(tmp, "busy")],
+                   check=True)
+    busy_md = open(os.path.join(tmp, "busy", "workloads.md")).read()
+    check("**The machine was busy: most runs were disturbed" in busy_md and
+          "26 of 26 runs were disturbed" in busy_md, "the busy-machine warning")
     est = open(os.path.join(out, "estimate_workloads.tsv")).read()
     check("wl\twl_apart\taxmalloc\t1.025\n" in est, "the estimate: median seconds of a run")
 
