@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # the AX_* variables set here are read by the scripts that source it
 # Shared by bench/compare_workloads.sh and bench/compare_micro.sh (sourced, not run): the
 # machine's other load during a run, and the time estimate shown while the runs go on.
 # Needs bash >= 5 (EPOCHREALTIME).
@@ -21,9 +21,9 @@ export AX_BUSY_NOTE="other processes used more than $AX_BUSY of a CPU on average
 # ax_load_sample: sets AX_BUSY_MS (busy time of all CPUs since boot, ms) and AX_RUNNING (the
 # runnable tasks other than this shell). Builtins only: no process of ours runs meanwhile.
 ax_load_sample() {
-  local key u n s idle iow irq sirq steal rest
+  local key u n s irq sirq steal
   AX_BUSY_MS=0 AX_RUNNING=
-  while read -r key u n s idle iow irq sirq steal rest; do
+  while read -r key u n s _ _ irq sirq steal _; do
     case $key in
       cpu) AX_BUSY_MS=$(( (u + n + s + irq + sirq + steal) * 1000 / AX_HZ )) ;;
       procs_running) AX_RUNNING=$((u - 1)) ;;
@@ -34,7 +34,7 @@ ax_load_sample() {
 # ax_other_load BUSY0_MS BUSY1_MS OWN_CPU_S WALL_S: sets AX_OTHER_S (other processes' CPU
 # seconds during the run, empty when the run's own time is unknown) and AX_DISTURBED (0/1).
 ax_other_load() {
-  AX_OTHER_S= AX_DISTURBED=0
+  AX_OTHER_S="" AX_DISTURBED=0
   [[ -n $3 ]] || return 0
   local own_ms wall_ms other_ms
   own_ms=$(awk -v c="$3" 'BEGIN { printf "%d", c * 1000 }')
