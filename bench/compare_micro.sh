@@ -70,10 +70,14 @@ for b in "${bins[@]}"; do
     plan_env+=(AXMALLOC_FORCE_MT=1)
   fi
 done
+min_time=${BM_MIN_TIME:-0.05}
+# A program's time depends on the filter and the time per benchmark: estimates are kept under
+# "bm:<checksum of both>".
+EST_KIND=bm:$(printf '%s|%s' "${BM_FILTER:-}" "$min_time" | cksum | cut -d' ' -f1)
 ax_est_load "$HERE/estimate.tsv" "$OUT/estimate.tsv"
 EST_ROUND=0
 for j in "${!plan_bin[@]}"; do
-  EST_ROUND=$((EST_ROUND + $(ax_est_ms bm "$(basename "${plan_bin[$j]}")" "${plan_name[$j]}")))
+  EST_ROUND=$((EST_ROUND + $(ax_est_ms "$EST_KIND" "$(basename "${plan_bin[$j]}")" "${plan_name[$j]}")))
 done
 if [[ ${AX_ESTIMATE_ONLY:-0} == 1 ]]; then
   echo $((EST_ROUND * RUNS))
@@ -84,7 +88,6 @@ mkdir -p "$OUT" "$RAW"
 rm -f "$RAW"/*.json
 RUNS_TSV=$OUT/micro_runs.tsv
 printf 'round\tname\tallocator\tseconds\trss_kib\tminor_faults\tcpu_s\tother_cpu_s\trunning_before\trunning_after\tdisturbed\tstatus\n' >"$RUNS_TSV"
-min_time=${BM_MIN_TIME:-0.05}
 AX_RETRY=${AX_RETRY:-1}
 NDIST=0 NRETRY=0
 
@@ -114,7 +117,7 @@ run_bm() {
   printf '%d\t%s\t%s\t%s\t\t\t%s\t%s\t%s\t%s\t%d\t%s\n' "$r" "$bn" "$n" "$secs" "$cpu" \
     "$AX_OTHER_S" "$run0" "$AX_RUNNING" "$RUN_DISTURBED" "$status" >>"$RUNS_TSV"
   [[ $status == ok ]] || { echo "compare_micro: $status" >&2; exit 1; }
-  ax_eta_tick "$(ax_est_ms bm "$bn" "$n")"
+  ax_eta_tick "$(ax_est_ms "$EST_KIND" "$bn" "$n")"
   local mark=
   ((RUN_DISTURBED)) && mark=" DISTURBED (other load ${AX_OTHER_S} CPU-s)"
   printf '[%d/%d] %-10s %-17s %7.2f s %s%s\n' "$r" "$RUNS" "$bn" "$n" "$secs" "$AX_ETA_LINE" "$mark" >&2
@@ -138,4 +141,5 @@ done
 echo "compare_micro: $NDIST disturbed runs ($NRETRY repeated)" >&2
 
 python3 "$HERE/report.py" micro "$RUNS_TSV" "$RAW" "$OUT"
+sed -i "s/^bm\t/$EST_KIND\t/" "$OUT/estimate_micro.tsv"
 echo "compare_micro: $OUT/micro.md, $OUT/micro.json, $OUT/micro_threads.png" >&2

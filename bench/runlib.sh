@@ -68,7 +68,7 @@ ax_est_load() { # FILE...: later files override earlier ones
 # ax_est_ms KIND NAME ALLOC: prints the estimate in ms.
 ax_est_ms() {
   local k="$1|$2|$3" d=1000
-  [[ $1 == bm ]] && d=8000
+  [[ $1 == bm* ]] && d=8000
   echo "${AX_EST[$k]:-$d}"
 }
 

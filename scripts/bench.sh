@@ -112,7 +112,8 @@ total=$((EST_WL + EST_MICRO + EST_CALLGRIND + EST_ARM))
 echo "bench.sh: axmalloc $DESCRIBE; built in ${T_BUILD} s; expected about $(ax_fmt_min "$total") more:" \
   "workloads $(ax_fmt_min "$EST_WL"), micro-benchmarks $(ax_fmt_min "$EST_MICRO")," \
   "callgrind $(ax_fmt_min "$EST_CALLGRIND"), AArch64 $(ax_fmt_min "$EST_ARM") (${RUNS} runs;" \
-  "per-run times of ${AX_EST_SOURCE:-no earlier run: guesses})" >&2
+  "per-run times of ${AX_EST_SOURCE:-no earlier run: guesses}; up to a fifth more on a busy" \
+  "machine, whose disturbed runs are repeated)" >&2
 ((estimate_only)) && exit 0
 mkdir -p "$RES"
 
