@@ -59,8 +59,9 @@ BUILD_DIR=build
 RES=$ROOT/$BUILD_DIR/results
 export RUNS=${RUNS:-5}
 export ALLOCATORS=${ALLOCATORS:-all axmalloc-static}
-# Every workload, the long ones shortened so that 5 runs of 7 allocators take about 6 minutes
-# on 2 cores (the times of 3c4e777's run, all allocators, per run: wl_largebuf 66 s at its
+# Every workload, the long ones shortened so that 5 runs of 7 allocators take about 7 minutes
+# on 2 cores (85 s a run with 1 CPU of other load, bench/estimate.tsv; at the defaults, all
+# allocators, 3c4e777's run took per run: wl_largebuf 66 s at its
 # default 2000 iterations, jemalloc 19 s and mimalloc 17 s of it; wl_vecgrow 13 s;
 # wl_oneblock 8 s, mimalloc 5.7 s; wl_prodcons 6.6 s; wl_gc_handoff 5.4 s). Each keeps its
 # pattern: wl_largebuf still replaces its 20 live buffers 25 times over.
@@ -118,25 +119,29 @@ echo "bench.sh: axmalloc $DESCRIBE; built in ${T_BUILD} s; expected about $(ax_f
 mkdir -p "$RES"
 
 declare -A T_STEP=()
-step_begin() { t_step=$EPOCHREALTIME; echo "bench.sh: [$1/4] $2" >&2; }
+step_begin() { # N WHAT LEFT_MS (the estimate of this step and those after it)
+  t_step=$EPOCHREALTIME
+  local el=$(((${EPOCHREALTIME/./} - ${AX_BENCH_T0/./}) / 1000))
+  echo "bench.sh: [$1/4] $2 ($(ax_fmt_min "$el") elapsed, about $(ax_fmt_min "$3") left)" >&2
+}
 step_end() {
   T_STEP[$1]=$(awk -v a="$t_step" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 }
 
-step_begin 1 "workloads, $RUNS interleaved runs, allocators: $ALLOCATORS"
+step_begin 1 "workloads, $RUNS interleaved runs, allocators: $ALLOCATORS" "$total"
 wl_status=0
 AX_ETA_AFTER_MS=$((EST_MICRO + EST_CALLGRIND + EST_ARM)) \
   bash bench/compare_workloads.sh "$BUILD_DIR" "$RUNS" >/dev/null || wl_status=$?
 step_end workloads
-step_begin 2 "micro-benchmarks, $RUNS interleaved runs"
+step_begin 2 "micro-benchmarks, $RUNS interleaved runs" $((EST_MICRO + EST_CALLGRIND + EST_ARM))
 AX_ETA_AFTER_MS=$((EST_CALLGRIND + EST_ARM)) ALLOCATORS=all BM_MIN_TIME=${BM_MIN_TIME:-0.05} \
   bash bench/compare_micro.sh "$BUILD_DIR" "$RUNS"
 step_end micro
-step_begin 3 "instructions per operation (callgrind), about $(ax_fmt_min "$EST_CALLGRIND")"
+step_begin 3 "instructions per operation (callgrind)" $((EST_CALLGRIND + EST_ARM))
 bash bench/callgrind/budget.sh "$BUILD_DIR" >"$RES/instructions.md"
 step_end callgrind
 if ((arm)); then
-  step_begin 4 "instructions per operation on AArch64 (qemu-aarch64), about $(ax_fmt_min "$EST_ARM")"
+  step_begin 4 "instructions per operation on AArch64 (qemu-aarch64)" "$EST_ARM"
   for mode in runtime lse llsc; do
     dir=build-aarch64
     [[ $mode = runtime ]] || dir=build-aarch64-$mode
