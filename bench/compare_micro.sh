@@ -77,10 +77,12 @@ EST_KIND=bm:$(printf '%s|%s' "${BM_FILTER:-}" "$min_time" | cksum | cut -d' ' -f
 ax_est_load "$HERE/estimate.tsv" "$OUT/estimate.tsv"
 EST_ROUND=0
 for j in "${!plan_bin[@]}"; do
-  EST_ROUND=$((EST_ROUND + $(ax_est_ms "$EST_KIND" "$(basename "${plan_bin[$j]}")" "${plan_name[$j]}")))
+  ax_est "$EST_KIND" "$(basename "${plan_bin[$j]}")" "${plan_name[$j]}"
+  EST_ROUND=$((EST_ROUND + AX_EST_V))
 done
+EST_NOTE=$(ax_est_note ${#plan_bin[@]})
 if [[ ${AX_ESTIMATE_ONLY:-0} == 1 ]]; then
-  echo $((EST_ROUND * RUNS))
+  echo "$((EST_ROUND * RUNS)) $AX_EST_MISS"
   exit 0
 fi
 
@@ -117,14 +119,15 @@ run_bm() {
   printf '%d\t%s\t%s\t%s\t\t\t%s\t%s\t%s\t%s\t%d\t%s\n' "$r" "$bn" "$n" "$secs" "$cpu" \
     "$AX_OTHER_S" "$run0" "$AX_RUNNING" "$RUN_DISTURBED" "$status" >>"$RUNS_TSV"
   [[ $status == ok ]] || { echo "compare_micro: $status" >&2; exit 1; }
-  ax_eta_tick "$(ax_est_ms "$EST_KIND" "$bn" "$n")"
+  ax_est "$EST_KIND" "$bn" "$n"
+  ax_eta_tick "$AX_EST_V"
   local mark=
   ((RUN_DISTURBED)) && mark=" DISTURBED (other load ${AX_OTHER_S} CPU-s)"
   printf '[%d/%d] %-10s %-17s %7.2f s %s%s\n' "$r" "$RUNS" "$bn" "$n" "$secs" "$AX_ETA_LINE" "$mark" >&2
 }
 
 echo "compare_micro: ${#bins[@]} programs x ${#names[@]} allocators x $RUNS runs," \
-  "about $(ax_fmt_min $((EST_ROUND * RUNS))) (estimate: ${AX_EST_SOURCE:-none})" >&2
+  "about $(ax_fmt_min $((EST_ROUND * RUNS))) (estimate: ${AX_EST_SOURCE:-none}$EST_NOTE)" >&2
 ax_eta_start $((EST_ROUND * RUNS))
 for ((r = 1; r <= RUNS; r++)); do
   for j in "${!plan_bin[@]}"; do

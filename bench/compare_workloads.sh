@@ -176,10 +176,11 @@ trap 'rm -rf "$TMP"' EXIT
 ax_est_load "$HERE/estimate.tsv" "$RESULTS_DIR/estimate.tsv"
 EST_ROUND=0
 for wl in "${WLS[@]}"; do
-  for a in "${ALLOC_NAMES[@]}"; do EST_ROUND=$((EST_ROUND + $(ax_est_ms wl "$wl" "$a"))); done
+  for a in "${ALLOC_NAMES[@]}"; do ax_est wl "$wl" "$a"; EST_ROUND=$((EST_ROUND + AX_EST_V)); done
 done
+EST_NOTE=$(ax_est_note $((${#WLS[@]} * ${#ALLOC_NAMES[@]})))
 if [[ ${AX_ESTIMATE_ONLY:-0} == 1 ]]; then # scripts/bench.sh asks for the plan's estimate
-  echo $((EST_ROUND * RUNS))
+  echo "$((EST_ROUND * RUNS)) $AX_EST_MISS"
   exit 0
 fi
 
@@ -261,7 +262,8 @@ run_one() {
     return
   fi
   [[ -v SUM[$wl] ]] || SUM[$wl]=$sum
-  ax_eta_tick "$(ax_est_ms wl "$wl" "$a")"
+  ax_est wl "$wl" "$a"
+  ax_eta_tick "$AX_EST_V"
   local mark=
   ((RUN_DISTURBED)) && mark=" DISTURBED (other load ${AX_OTHER_S} CPU-s)"
   printf '[%d/%d] %-22s %-16s %8.3f s %8s %s%s\n' "$run" "$RUNS" "$wl" "$a" "$secs" \
@@ -269,7 +271,7 @@ run_one() {
 }
 
 echo "compare_workloads: ${#WLS[@]} workloads x ${#ALLOC_NAMES[@]} allocators x $RUNS runs," \
-  "about $(ax_fmt_min $((EST_ROUND * RUNS))) (estimate: ${AX_EST_SOURCE:-none})" >&2
+  "about $(ax_fmt_min $((EST_ROUND * RUNS))) (estimate: ${AX_EST_SOURCE:-none}$EST_NOTE)" >&2
 for a in "${ALLOC_NAMES[@]}"; do
   echo "  $a: ${ALLOC_PATH[$a]:-(no preload)}${ALLOC_ENV[$a]:+ with ${ALLOC_ENV[$a]//@/ }}" >&2
 done
@@ -299,7 +301,7 @@ mkdir -p "$RESULTS_DIR"
 python3 "$HERE/report.py" workloads "$RUNS_TSV" "$RESULTS_DIR" ||
   { echo "compare_workloads: bench/report.py failed on $RUNS_TSV" >&2; exit 1; }
 cat "$RESULTS_DIR/workloads.md"
-echo "compare_workloads: results in $RESULTS_DIR: workloads.md workloads.json workloads_runs.tsv $(cd "$RESULTS_DIR" && ls time.png rss.png 2>/dev/null | tr '\n' ' ')" >&2
+echo "compare_workloads: results in $RESULTS_DIR: workloads.md workloads.json workloads_runs.tsv $(for f in time.png rss.png; do [[ ! -e $RESULTS_DIR/$f ]] || printf '%s ' "$f"; done)" >&2
 
 if (( NFAIL > 0 )); then
   echo "compare_workloads: FAILED: $NFAIL run(s) crashed, timed out or gave a wrong checksum (see above)" >&2

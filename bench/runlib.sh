@@ -65,11 +65,18 @@ ax_est_load() { # FILE...: later files override earlier ones
     done <"$f"
   done
 }
-# ax_est_ms KIND NAME ALLOC: prints the estimate in ms.
-ax_est_ms() {
+# ax_est KIND NAME ALLOC: sets AX_EST_V to the estimate in ms, counting in AX_EST_MISS the
+# items without a measured time (guessed: 1 s a workload run, 8 s a benchmark program run).
+AX_EST_MISS=0
+ax_est() {
   local k="$1|$2|$3" d=1000
   [[ $1 == bm* ]] && d=8000
-  echo "${AX_EST[$k]:-$d}"
+  AX_EST_V=${AX_EST[$k]:-}
+  [[ -n $AX_EST_V ]] || { AX_EST_V=$d; AX_EST_MISS=$((AX_EST_MISS + 1)); }
+}
+# ax_est_note ITEMS: " (N of ITEMS runs guessed: ...)" when some had no measured time.
+ax_est_note() {
+  ((AX_EST_MISS == 0)) || printf ' (%d of %d kinds of run never measured: guessed)' "$AX_EST_MISS" "$1"
 }
 
 # ax_eta_start TOTAL_MS: the step's estimate; AX_ETA_AFTER_MS (environment) is the estimate of

@@ -107,13 +107,16 @@ mapfile -t targets < <(cmake --build "$BUILD_DIR" --target help |
 cmake --build "$BUILD_DIR" -j "${JOBS:-2}" --target axmalloc "${targets[@]}" >/dev/null
 T_BUILD=$(awk -v a="$t_step" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 
-EST_WL=$(AX_ESTIMATE_ONLY=1 bash bench/compare_workloads.sh "$BUILD_DIR" "$RUNS" 2>/dev/null)
-EST_MICRO=$(AX_ESTIMATE_ONLY=1 ALLOCATORS=all bash bench/compare_micro.sh "$BUILD_DIR" "$RUNS" 2>/dev/null)
+read -r EST_WL MISS_WL < <(AX_ESTIMATE_ONLY=1 bash bench/compare_workloads.sh "$BUILD_DIR" "$RUNS" 2>/dev/null)
+read -r EST_MICRO MISS_MICRO < <(AX_ESTIMATE_ONLY=1 ALLOCATORS=all bash bench/compare_micro.sh "$BUILD_DIR" "$RUNS" 2>/dev/null)
+guessed=
+((MISS_WL + MISS_MICRO == 0)) ||
+  guessed="; $((MISS_WL + MISS_MICRO)) kinds of run never measured, guessed at 1 s a workload, 8 s a benchmark program"
 total=$((EST_WL + EST_MICRO + EST_CALLGRIND + EST_ARM))
 echo "bench.sh: axmalloc $DESCRIBE; built in ${T_BUILD} s; expected about $(ax_fmt_min "$total") more:" \
   "workloads $(ax_fmt_min "$EST_WL"), micro-benchmarks $(ax_fmt_min "$EST_MICRO")," \
   "callgrind $(ax_fmt_min "$EST_CALLGRIND"), AArch64 $(ax_fmt_min "$EST_ARM") (${RUNS} runs;" \
-  "per-run times of ${AX_EST_SOURCE:-no earlier run: guesses}; up to a fifth more on a busy" \
+  "per-run times of ${AX_EST_SOURCE:-no earlier run: guesses}$guessed; up to a fifth more on a busy" \
   "machine, whose disturbed runs are repeated)" >&2
 ((estimate_only)) && exit 0
 mkdir -p "$RES"
