@@ -86,7 +86,7 @@ class Cell:
         self.min = self.used[0] if self.used else None
         self.max = self.used[-1] if self.used else None
         # one value per round among the runs used (a repeated run has its round's number)
-        self.by_round = {}
+        self.by_round, self.rounds = {}, set(rounds)
         for v, d, r in zip(values, disturbed, rounds):
             if self.busy or not d:
                 self.by_round[r] = (v, d)
@@ -129,7 +129,7 @@ def geomean_rounds(cells, peer):
     if not logs:
         return None
     # a round a cell has no (quiet) run in counts that cell's median
-    for rd in sorted({rd for p, a in rows for rd in list(p.by_round) + list(a.by_round)}):
+    for rd in sorted({rd for p, a in rows for rd in p.rounds | a.rounds}):
         per_round[rd] = [math.log(p.by_round.get(rd, (p.median,))[0] /
                                   a.by_round.get(rd, (a.median,))[0]) for p, a in rows]
     n = len(logs)

@@ -62,6 +62,10 @@ for i in range(5):
 for i in range(2):
     rows.append(run(i + 1, "wl_few", "glibc", 3.0 + i / 10))
     rows.append(run(i + 1, "wl_few", "axmalloc", 1.0 + i / 10))
+# wl_static: axmalloc-static and axmalloc both disturbed in round 5 (left out: 4 quiet runs)
+for i in range(5):
+    rows.append(run(i + 1, "wl_static", "axmalloc-static", 1.2, disturbed=int(i == 4)))
+    rows.append(run(i + 1, "wl_static", "axmalloc", 1.0, disturbed=int(i == 4)))
 rows.append(run(2, "wl_crash", "axmalloc", 0.5, status="exit status 1"))
 rows.append(run(2, "wl_crash", "glibc", 0.5))
 
@@ -105,11 +109,13 @@ with tempfile.TemporaryDirectory() as tmp:
     check(near(geo["ratio"], per_round[2]) and near(geo["lo"], per_round[0]) and
           near(geo["hi"], per_round[4]) and geo["rows"] == 3 and geo["rounds"] == 5,
           f"geomean: median [min-max] of the 5 rounds' geomeans over 3 rows, got {geo}")
+    check(data["geomean_ratio_to_axmalloc"]["axmalloc-static"]["rounds"] == 5,
+          "a round whose runs were all disturbed still counts (the medians fill it)")
     check(near(geo["of_medians"], (2.0 * 1.05 * 3.05 / 1.05) ** (1 / 3)),
           f"geomean of the medians, got {geo}")
-    check(data["runs_disturbed"] == 6, f"6 disturbed runs counted, got {data['runs_disturbed']}")
+    check(data["runs_disturbed"] == 8, f"8 disturbed runs counted, got {data['runs_disturbed']}")
 
-    check("6 of 26 runs were disturbed" in md, "the report says 6 of 22 runs were disturbed")
+    check("8 of 36 runs were disturbed" in md, "the report says 6 of 22 runs were disturbed")
     check("| wl_apart | 2.00 [1.80-2.20] | 1.00 [0.900-1.10] |" in md,
           "time table row of wl_apart: median [min-max] per allocator")
     check("1.05 [0.950-1.20] †" in md, "the busy cell is marked †")
@@ -118,7 +124,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check("axmalloc faster beyond the noise on 1 (wl_apart)" in md
           and "within the noise on 2 (wl_overlap, wl_few)" in md, "the differences said in words")
     check("wl_crash under axmalloc (run 2): exit status 1" in md, "the failed run is listed")
-    check("machine was busy" not in md, "no busy-machine warning for 6 disturbed runs of 26")
+    check("machine was busy" not in md, "no busy-machine warning for 8 disturbed runs of 36")
     # every run disturbed: the report warns at its top
     busy_tsv = os.path.join(tmp, "busy.tsv")
     with open(busy_tsv, "w") as f:
@@ -129,7 +135,7 @@ with tempfile.TemporaryDirectory() as tmp:
                    check=True)
     busy_md = open(os.path.join(tmp, "busy", "workloads.md")).read()
     check("**The machine was busy: most runs were disturbed" in busy_md and
-          "26 of 26 runs were disturbed" in busy_md, "the busy-machine warning")
+          "36 of 36 runs were disturbed" in busy_md, "the busy-machine warning")
     est = open(os.path.join(out, "estimate_workloads.tsv")).read()
     check("wl\twl_apart\taxmalloc\t1.025\n" in est, "the estimate: median seconds of a run")
 
