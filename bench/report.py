@@ -171,10 +171,21 @@ def fratio(r):
     return "≈ " + s if within_noise(r) else s
 
 
-def md_table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
+MAX_COLS = 6  # value columns per table: 6 cells of "0.536 [0.517-0.555]" fit 150 characters
+
+
+def md_table(header, rows, keep=1):
+    """A markdown table; past MAX_COLS value columns, several tables, each repeating the
+    first `keep` columns (the row name, and axmalloc's own column in the micro tables)."""
+    out, n = [], len(header) - keep
+    per = math.ceil(n / math.ceil(n / MAX_COLS)) if n > 0 else 1  # 7 columns: 4 and 3
+    for k in range(keep, max(len(header), keep + 1), per):
+        cols = list(range(keep)) + list(range(k, min(k + per, len(header))))
+        out += ["" if out else None,
+                "| " + " | ".join(header[c] for c in cols) + " |",
+                "|---|" + "---:|" * (len(cols) - 1)]
+        out += ["| " + " | ".join(r[c] for c in cols) + " |" for r in rows]
+    return "\n".join(x for x in out if x is not None)
 
 
 def words(cells, peers, what, show=lambda name: name):
@@ -473,7 +484,7 @@ def micro(runs_tsv, raw, out):
         rows = [[short(n)] + [fcell(t[n].get(REF), 1e9)] +
                 [fratio(ratio(t[n].get(p), t[n].get(REF))) for p in cols] for n in rows_b]
         rows.append(["**geomean**", ""] + [fratio(geo[p]) if geo[p] else "-" for p in cols])
-        md += ["", f"### {b}", "", md_table(["benchmark", "axmalloc ns"] + cols, rows), "",
+        md += ["", f"### {b}", "", md_table(["benchmark", "axmalloc ns"] + cols, rows, keep=2), "",
                words(sub, cols, b, short)]
     with open(os.path.join(out, "micro.md"), "w") as f:
         f.write("\n".join(md) + "\n")

@@ -136,6 +136,20 @@ with tempfile.TemporaryDirectory() as tmp:
     busy_md = open(os.path.join(tmp, "busy", "workloads.md")).read()
     check("**The machine was busy: most runs were disturbed" in busy_md and
           "36 of 36 runs were disturbed" in busy_md, "the busy-machine warning")
+    # 8 allocators: the time table splits into two of 4 columns, each with the row names
+    wide_tsv = os.path.join(tmp, "wide.tsv")
+    with open(wide_tsv, "w") as f:
+        f.write("\t".join(HEADER) + "\n")
+        for r in rows:
+            if r[1] == "wl_apart":
+                for name in ["glibc", "axmalloc"] + [f"p{k}" for k in range(1, 7)]:
+                    if r[2] == "glibc" or name == "axmalloc" == r[2]:
+                        f.write("\t".join(str(x) for x in r[:2] + [name] + r[3:]) + "\n")
+    subprocess.run([sys.executable, REPORT, "workloads", wide_tsv, os.path.join(tmp, "wide")],
+                   check=True)
+    wide_md = open(os.path.join(tmp, "wide", "workloads.md")).read()
+    check("| workload | glibc | axmalloc | p1 | p2 |\n" in wide_md and
+          "| workload | p3 | p4 | p5 | p6 |\n" in wide_md, "8 allocator columns: two tables of 4")
     est = open(os.path.join(out, "estimate_workloads.tsv")).read()
     check("wl\twl_apart\taxmalloc\t1.025\n" in est, "the estimate: median seconds of a run")
 
