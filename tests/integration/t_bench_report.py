@@ -3,7 +3,8 @@
 """The benchmark report's logic (bench/report.py) on synthetic runs, nothing timed:
 medians and ranges, a disturbed run left out and a cell with too few quiet runs marked, the
 "within the noise" verdict on an overlapping pair and not on a separated one, the round-by-round
-geometric mean, a failed run listed; the same for Google Benchmark output (bench/compare_micro.sh).
+geometric mean, a failed run listed; the same for Google Benchmark output (bench/compare_micro.sh);
+and bench/runlib.sh's verdict on a run's other load (the disturbed marking).
 
   python3 tests/integration/t_bench_report.py [REPO_ROOT]
   T_KEEP=DIR python3 tests/integration/t_bench_report.py     (keeps the inputs and outputs in DIR)
@@ -193,6 +194,21 @@ with tempfile.TemporaryDirectory() as tmp:
     mmd = open(os.path.join(out, "micro.md")).read()
     check("| x/64/threads:1 | 13.0 [11.0-15.0] |" in mmd, "micro row: axmalloc ns median [min-max]")
     check("1 of 11 program runs were disturbed" in mmd, "micro: the disturbed program run counted")
+
+# The marking itself (bench/runlib.sh): other CPU time = busy time of all CPUs - the run's own;
+# disturbed above AX_BUSY (0.25) CPUs of the wall time plus 40 ms of clock granularity.
+RUNLIB = os.path.join(ROOT, "bench", "runlib.sh")
+for busy0, busy1, own, wall, other, disturbed in (
+        (1000, 3000, "1.00", "1.000", "1.000", "1"),   # a whole other CPU busy for 1 s
+        (1000, 2200, "1.00", "1.000", "0.200", "0"),   # 0.2 CPUs: under 0.25 + 40 ms
+        (1000, 2300, "1.00", "1.000", "0.300", "1"),   # 0.3 CPUs
+        (1000, 1040, "0.05", "0.100", "0.000", "0"),   # own time over the busy delta: 0
+        (1000, 5000, "", "1.000", "", "0")):           # own time unknown: not judged
+    res = subprocess.run(["bash", "-c", f'source "{RUNLIB}"; ax_other_load {busy0} {busy1} '
+                          f'"{own}" {wall}; echo "$AX_OTHER_S $AX_DISTURBED"'],
+                         capture_output=True, text=True, check=True).stdout.split()
+    want = [other, disturbed] if other else [disturbed]
+    check(res == want, f"ax_other_load {busy0} {busy1} '{own}' {wall}: want {want}, got {res}")
 
 if failures:
     print(f"t_bench_report: {len(failures)} check(s) failed", file=sys.stderr)
