@@ -28,7 +28,6 @@ Statistics (one rule everywhere, so a reader can redo it by hand):
   allocators ran side by side under the same drift; a round a cell has no quiet run in counts
   the cell's median), then given as the median [min-max] of the rounds' geometric means.
 """
-import glob
 import json
 import math
 import os
