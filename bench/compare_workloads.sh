@@ -13,15 +13,16 @@
 #               path means no preload, the path "static" means run <workload>_static,
 #               which has axmalloc linked in), or one of the words
 #                 default  = "glibc= axmalloc=BUILD_DIR/libaxmalloc.so"
-#                 all      = default plus every peer installed on this machine, plus
+#                 all      = default plus every Debian-packaged peer installed here, plus
 #                            the AX_EXTRA_PEERS
-#   AX_EXTRA_PEERS  space-separated "name=/path/to/lib.so" of allocators Debian does not
-#               package (snmalloc, mimalloc 3, rpmalloc built elsewhere), added by "all"
 #                 jemalloc | tcmalloc | mimalloc | tbbmalloc | axmalloc-static
 #               A path may carry environment settings after it, each after an @:
 #               "axthp=build/libaxmalloc.so@AXMALLOC_THP=always" runs that library so.
-#               Default: "default". The first allocator is the reference: its
-#               checksums are the expected ones and ratios are reference/other.
+#               Default: "default". The first allocator is the reference for checksums
+#               (its are the expected ones); the report's ratios are to axmalloc.
+#   AX_EXTRA_PEERS  space-separated "name=/path/to/lib.so" of allocators Debian does not
+#               package, added by "all": bench/peers.sh builds snmalloc, mimalloc 3 and
+#               rpmalloc from their release tags and prints this line
 #   WORKLOADS   space-separated workloads to run (default: "all"), each one of
 #                 all    every wl_* binary of BUILD_DIR/bench/workloads, default arguments
 #                 NAME[:ARGS][@cpus=LIST]
@@ -36,19 +37,26 @@
 #               compact_memory), so that no run pays for the fragmentation the one before it
 #               left: a huge page fault (transparent huge pages) compacts when no free huge
 #               page is left, and a run after 1 GiB freed in 4 KiB pages took 9x as long
-#   RESULTS_DIR results folder (default: BUILD_DIR/results): workloads.md (the table),
-#               workloads.json (per workload and allocator: every run time, median, peak
-#               RSS, median minor page faults, time ratios to glibc and to axmalloc), times.dat and rss.dat (the
-#               medians as columns), and the PNG plots bench/plot.sh makes from them
-#               (needs gnuplot; skipped with a note without it)
+#   RESULTS_DIR results folder (default: BUILD_DIR/results): workloads_runs.tsv (every run:
+#               time, peak RSS, faults, CPU time, the other load, disturbed or not, status),
+#               and what bench/report.py makes of it: workloads.md (the tables: medians
+#               [min-max], ratios to axmalloc, what is within the noise), workloads.json,
+#               time.png and rss.png (needs gnuplot), estimate_workloads.tsv
+#   AX_BUSY     other load (CPUs, averaged over a run) above which a run is disturbed
+#               (default 0.25; bench/runlib.sh)
+#   AX_RETRY    1 (default): a disturbed run is repeated at once, both kept (0: never)
+#   AX_ESTIMATE_ONLY  1: print the estimated milliseconds of the runs and exit
 #
 # Runs are interleaved (for run: for workload: for allocator) so machine noise hits all
-# allocators alike. Progress goes to stderr; the table goes to stdout and to
-# BUILD_DIR/workloads.md. Exit status: 0 if every run succeeded with the reference
-# checksum, 1 if any run crashed, timed out or printed a different checksum, 2 on usage
-# errors (missing build, unknown allocator).
+# allocators alike. Progress, with the time left, goes to stderr; the tables go to stdout.
+# Exit status: 0 if every run succeeded with the reference checksum, 1 if any run crashed,
+# timed out or printed a different checksum, 2 on usage errors (missing build, unknown
+# allocator).
 set -uo pipefail
 export LC_ALL=C
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bench/runlib.sh
+source "$HERE/runlib.sh"
 
 usage() { awk 'NR > 1 { if (!/^#/) exit; sub(/^# ?/, ""); print }' "$0"; }
 die() { echo "compare_workloads: error: $*" >&2; exit 2; }
@@ -164,11 +172,31 @@ fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-# ---- running -------------------------------------------------------------------------
-declare -A TIMES=() RSS=() FLT=() SUM=() FAILED=()
-NFAIL=0
+# ---- the estimate --------------------------------------------------------------------------
+ax_est_load "$HERE/estimate.tsv" "$RESULTS_DIR/estimate.tsv"
+EST_ROUND=0
+for wl in "${WLS[@]}"; do
+  for a in "${ALLOC_NAMES[@]}"; do ax_est wl "$wl" "$a"; EST_ROUND=$((EST_ROUND + AX_EST_V)); done
+done
+EST_NOTE=$(ax_est_note $((${#WLS[@]} * ${#ALLOC_NAMES[@]})))
+if [[ ${AX_ESTIMATE_ONLY:-0} == 1 ]]; then # scripts/bench.sh asks for the plan's estimate
+  echo "$((EST_ROUND * RUNS)) $AX_EST_MISS"
+  exit 0
+fi
 
-# run_one WORKLOAD ALLOCATOR RUN: one timed run; records time, RSS, checksum or failure.
+# ---- running -------------------------------------------------------------------------
+declare -A SUM=() FAILED=()
+NFAIL=0 NDIST=0 NRETRY=0
+# AX_RETRY (1): a disturbed run is run once more at once, both kept (the report prefers the
+# quiet one); at most a fifth of the runs are repeated, so a machine busy throughout costs
+# 20% more time, not twice as much.
+AX_RETRY=${AX_RETRY:-1}
+RUNS_TSV=$RESULTS_DIR/workloads_runs.tsv
+mkdir -p "$RESULTS_DIR"
+printf 'round\tname\tallocator\tseconds\trss_kib\tminor_faults\tcpu_s\tother_cpu_s\trunning_before\trunning_after\tdisturbed\tstatus\n' >"$RUNS_TSV"
+
+# run_one WORKLOAD ALLOCATOR RUN: one timed run; records time, RSS, checksum or failure, and
+# the other load; sets RUN_DISTURBED.
 run_one() {
   local wl=$1 a=$2 run=$3 key="$1|$2" path=${ALLOC_PATH[$2]}
   local out=$TMP/out err=$TMP/err tf=$TMP/time
@@ -183,19 +211,24 @@ run_one() {
   : >"$tf"
   [[ ${AX_COMPACT:-0} != 1 ]] || echo 1 >/proc/sys/vm/compact_memory 2>/dev/null ||
     { echo "compare_workloads: AX_COMPACT=1 needs root (/proc/sys/vm/compact_memory)" >&2; AX_COMPACT=0; }
-  local t0=$EPOCHREALTIME rc
+  ax_load_sample
+  local busy0=$AX_BUSY_MS run0=$AX_RUNNING t0=$EPOCHREALTIME rc
   if [[ -n $TIME_BIN ]]; then
-    "$TIME_BIN" -f '%M %R' -o "$tf" timeout -k 5 "$WL_TIMEOUT" "${cmd[@]}" >"$out" 2>"$err" </dev/null
+    "$TIME_BIN" -f '%M %R %U %S' -o "$tf" timeout -k 5 "$WL_TIMEOUT" "${cmd[@]}" >"$out" 2>"$err" </dev/null
   else
     timeout -k 5 "$WL_TIMEOUT" "${cmd[@]}" >"$out" 2>"$err" </dev/null
   fi
   rc=$?
   local t1=$EPOCHREALTIME
+  ax_load_sample
   local us=$(( 10#${t1/./} - 10#${t0/./} ))
   local secs; secs=$(printf '%d.%06d' $((us / 1000000)) $((us % 1000000)))
-  local rss_kb flt; read -r rss_kb flt < <(tail -n 1 "$tf" 2>/dev/null)
+  local rss_kb flt ut st cpu=; read -r rss_kb flt ut st < <(tail -n 1 "$tf" 2>/dev/null)
   [[ $rss_kb =~ ^[0-9]+$ ]] || rss_kb=
   [[ $flt =~ ^[0-9]+$ ]] || flt=
+  [[ $ut =~ ^[0-9.]+$ && $st =~ ^[0-9.]+$ ]] && cpu=$(awk -v u="$ut" -v s="$st" 'BEGIN { printf "%.2f", u + s }')
+  ax_other_load "$busy0" "$AX_BUSY_MS" "$cpu" "$secs"
+  RUN_DISTURBED=$AX_DISTURBED
   local sum="" problem=""
   if (( rc == 124 )); then
     problem="timed out after ${WL_TIMEOUT}s"
@@ -214,6 +247,8 @@ run_one() {
       problem="CHECKSUM MISMATCH: '$sum', reference $REF gave '${SUM[$wl]}'"
     fi
   fi
+  printf '%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n' "$run" "$wl" "$a" "$secs" "$rss_kb" \
+    "$flt" "$cpu" "$AX_OTHER_S" "$run0" "$AX_RUNNING" "$RUN_DISTURBED" "${problem:-ok}" >>"$RUNS_TSV"
   if [[ -n $problem ]]; then
     FAILED[$key]=$problem
     NFAIL=$((NFAIL + 1))
@@ -227,17 +262,20 @@ run_one() {
     return
   fi
   [[ -v SUM[$wl] ]] || SUM[$wl]=$sum
-  TIMES[$key]+="$secs "
-  [[ -n $rss_kb ]] && RSS[$key]+="$rss_kb "
-  [[ -n $flt ]] && FLT[$key]+="$flt "
-  printf '[%d/%d] %-16s %-16s %8.3f s %8s  %s\n' "$run" "$RUNS" "$wl" "$a" "$secs" \
-    "${rss_kb:+$((rss_kb / 1024)) MiB}" "$sum" >&2
+  ax_est wl "$wl" "$a"
+  ax_eta_tick "$AX_EST_V"
+  local mark=
+  ((RUN_DISTURBED)) && mark=" DISTURBED (other load ${AX_OTHER_S} CPU-s)"
+  printf '[%d/%d] %-22s %-16s %8.3f s %8s %s%s\n' "$run" "$RUNS" "$wl" "$a" "$secs" \
+    "${rss_kb:+$((rss_kb / 1024)) MiB}" "$AX_ETA_LINE" "$mark" >&2
 }
 
-echo "compare_workloads: ${#WLS[@]} workloads x ${#ALLOC_NAMES[@]} allocators x $RUNS runs" >&2
+echo "compare_workloads: ${#WLS[@]} workloads x ${#ALLOC_NAMES[@]} allocators x $RUNS runs," \
+  "about $(ax_fmt_min $((EST_ROUND * RUNS))) (estimate: ${AX_EST_SOURCE:-none}$EST_NOTE)" >&2
 for a in "${ALLOC_NAMES[@]}"; do
   echo "  $a: ${ALLOC_PATH[$a]:-(no preload)}${ALLOC_ENV[$a]:+ with ${ALLOC_ENV[$a]//@/ }}" >&2
 done
+ax_eta_start $((EST_ROUND * RUNS))
 for ((run = 1; run <= RUNS; run++)); do
   for wl in "${WLS[@]}"; do
     for a in "${ALLOC_NAMES[@]}"; do
@@ -245,163 +283,28 @@ for ((run = 1; run <= RUNS; run++)); do
       # The reference must have produced the expected checksum before others are judged.
       if [[ $a != "$REF" && ! -v SUM[$wl] ]]; then continue; fi
       run_one "$wl" "$a" "$run"
+      if ((RUN_DISTURBED)); then
+        NDIST=$((NDIST + 1))
+        if ((AX_RETRY > 0 && NRETRY * 5 < RUNS * ${#WLS[@]} * ${#ALLOC_NAMES[@]})) &&
+          [[ ! -v "FAILED[$wl|$a]" ]]; then
+          NRETRY=$((NRETRY + 1))
+          run_one "$wl" "$a" "$run"
+        fi
+      fi
     done
   done
 done
+echo "compare_workloads: $NDIST disturbed runs ($NRETRY repeated)" >&2
 
-# ---- report --------------------------------------------------------------------------
-median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {
-  if (NR == 0) exit; if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2] + v[NR/2+1]) / 2 }'; }
-maxof() { tr ' ' '\n' | grep . | sort -g | tail -n 1; }
-
-table() {
-  local a wl hdr="| workload |" sep="|---|"
-  for a in "${ALLOC_NAMES[@]}"; do hdr+=" $a median s |"; sep+="---:|"; done
-  for a in "${ALLOC_NAMES[@]:1}"; do hdr+=" ratio $REF/$a |"; sep+="---:|"; done
-  for a in "${ALLOC_NAMES[@]}"; do hdr+=" $a peak RSS MiB |"; sep+="---:|"; done
-  for a in "${ALLOC_NAMES[@]}"; do hdr+=" $a minor faults |"; sep+="---:|"; done
-  echo "$hdr"; echo "$sep"
-  declare -A MED=() LOGSUM=() NLOG=()
-  for wl in "${WLS[@]}"; do
-    local row="| $wl |"
-    for a in "${ALLOC_NAMES[@]}"; do
-      if [[ -v "FAILED[$wl|$a]" ]]; then MED[$a]=; row+=" FAIL |"; continue; fi
-      MED[$a]=$(median <<<"${TIMES[$wl|$a]:-}")
-      row+=" $(awk -v m="${MED[$a]}" 'BEGIN { if (m == "") print "-"; else printf "%.3f", m }') |"
-    done
-    for a in "${ALLOC_NAMES[@]:1}"; do
-      if [[ -n ${MED[$REF]} && -n ${MED[$a]} ]]; then
-        local r; r=$(awk -v x="${MED[$REF]}" -v y="${MED[$a]}" 'BEGIN { printf "%.3f", x / y }')
-        row+=" $r |"
-        LOGSUM[$a]=$(awk -v s="${LOGSUM[$a]:-0}" -v r="$r" 'BEGIN { printf "%.9f", s + log(r) }')
-        NLOG[$a]=$(( ${NLOG[$a]:-0} + 1 ))
-      else
-        row+=" - |"
-      fi
-    done
-    for a in "${ALLOC_NAMES[@]}"; do
-      local m; m=$(maxof <<<"${RSS[$wl|$a]:-}")
-      row+=" $(awk -v k="$m" 'BEGIN { if (k == "") print "-"; else printf "%.1f", k / 1024 }') |"
-    done
-    for a in "${ALLOC_NAMES[@]}"; do
-      local f; f=$(median <<<"${FLT[$wl|$a]:-}")
-      row+=" $(awk -v k="$f" 'BEGIN { if (k == "") print "-"; else printf "%.0f", k }') |"
-    done
-    echo "$row"
-  done
-  if (( ${#ALLOC_NAMES[@]} > 1 )); then
-    local row="| **geomean** |"
-    for a in "${ALLOC_NAMES[@]}"; do row+=" |"; done
-    for a in "${ALLOC_NAMES[@]:1}"; do
-      if (( ${NLOG[$a]:-0} > 0 )); then
-        row+=" **$(awk -v s="${LOGSUM[$a]}" -v n="${NLOG[$a]}" 'BEGIN { printf "%.3f", exp(s / n) }')** |"
-      else row+=" - |"; fi
-    done
-    for a in "${ALLOC_NAMES[@]}"; do row+=" | |"; done
-    echo "$row"
-    echo
-    for a in "${ALLOC_NAMES[@]:1}"; do
-      (( ${NLOG[$a]:-0} > 0 )) || continue
-      awk -v s="${LOGSUM[$a]}" -v n="${NLOG[$a]}" -v a="$a" -v r="$REF" 'BEGIN {
-        printf "Geometric mean of %s/%s time ratios over %d workloads: %.3f (>1 means %s faster)\n",
-               r, a, n, exp(s / n), a }'
-    done
-  fi
-}
-
-{
-  echo "## Workloads: $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -m), $(nproc) CPUs, $RUNS runs each"
-  echo
-  table
-  if (( NFAIL > 0 )); then
-    echo
-    echo "**FAILURES ($NFAIL):**"
-    for k in "${!FAILED[@]}"; do echo "- ${k%%|*} under ${k#*|}: ${FAILED[$k]}"; done | sort
-  fi
-} | tee "$BUILD_DIR/workloads.md"
-
-# ---- results folder: markdown, JSON, .dat columns, plots ---------------------------------
-jstr() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; printf '"%s"' "$s"; }
-jnum() { [[ -n $1 ]] && printf '%s' "$1" || printf 'null'; }
-ratio() { [[ -n $1 && -n $2 ]] && awk -v x="$1" -v y="$2" 'BEGIN { printf "%.4f", x / y }'; }
-write_results() {
-  mkdir -p "$RESULTS_DIR" || return 1
-  cp "$BUILD_DIR/workloads.md" "$RESULTS_DIR/workloads.md"
-  declare -A MEDS=() PEAK=() FLTS=()
-  local wl a
-  for wl in "${WLS[@]}"; do
-    for a in "${ALLOC_NAMES[@]}"; do
-      MEDS[$wl|$a]=; PEAK[$wl|$a]=; FLTS[$wl|$a]=
-      [[ -v "FAILED[$wl|$a]" ]] && continue
-      MEDS[$wl|$a]=$(median <<<"${TIMES[$wl|$a]:-}")
-      PEAK[$wl|$a]=$(maxof <<<"${RSS[$wl|$a]:-}")
-      FLTS[$wl|$a]=$(median <<<"${FLT[$wl|$a]:-}")
-    done
-  done
-  {
-    echo "{"
-    echo "  \"date\": $(jstr "$(date -u '+%Y-%m-%dT%H:%M:%SZ')"),"
-    echo "  \"machine\": $(jstr "$(uname -m)"), \"cpus\": $(nproc), \"runs\": $RUNS,"
-    echo "  \"reference\": $(jstr "$REF"),"
-    echo "  \"notes\": \"times in seconds (wall clock), peak RSS in KiB (max over runs); time_ratio_to_X = median / median of X (> 1 means slower than X); null = not measured or failed\","
-    echo "  \"allocators\": ["
-    local i=0 sep
-    for a in "${ALLOC_NAMES[@]}"; do
-      sep=,; (( ++i == ${#ALLOC_NAMES[@]} )) && sep=
-      echo "    {\"name\": $(jstr "$a"), \"preload\": $(jstr "${ALLOC_PATH[$a]}"), \"env\": $(jstr "${ALLOC_ENV[$a]//@/ }")}$sep"
-    done
-    echo "  ],"
-    echo "  \"workloads\": {"
-    local j=0 wsep
-    for wl in "${WLS[@]}"; do
-      wsep=,; (( ++j == ${#WLS[@]} )) && wsep=
-      echo "    $(jstr "$wl"): {"
-      echo "      \"checksum\": $(jstr "${SUM[$wl]:-}"),"
-      echo "      \"allocators\": {"
-      i=0
-      for a in "${ALLOC_NAMES[@]}"; do
-        sep=,; (( ++i == ${#ALLOC_NAMES[@]} )) && sep=
-        local times; times=$(tr ' ' '\n' <<<"${TIMES[$wl|$a]:-}" | grep . | paste -sd, | sed 's/,/, /g')
-        local rg="" rx="" fail=null
-        [[ -v "MEDS[$wl|glibc]" ]] && rg=$(ratio "${MEDS[$wl|$a]}" "${MEDS[$wl|glibc]}")
-        [[ -v "MEDS[$wl|axmalloc]" ]] && rx=$(ratio "${MEDS[$wl|$a]}" "${MEDS[$wl|axmalloc]}")
-        [[ -v "FAILED[$wl|$a]" ]] && fail=$(jstr "${FAILED[$wl|$a]}")
-        echo "        $(jstr "$a"): {\"times_s\": [$times], \"median_s\": $(jnum "${MEDS[$wl|$a]}"), \"peak_rss_kib\": $(jnum "${PEAK[$wl|$a]}"), \"minor_faults_median\": $(jnum "${FLTS[$wl|$a]}"), \"time_ratio_to_glibc\": $(jnum "$rg"), \"time_ratio_to_axmalloc\": $(jnum "$rx"), \"failed\": $fail}$sep"
-      done
-      echo "      }"
-      echo "    }$wsep"
-    done
-    echo "  }"
-    echo "}"
-  } >"$RESULTS_DIR/workloads.json"
-  # Columns for gnuplot: workload, then one column per allocator (NaN = missing).
-  local f
-  for f in times rss; do
-    {
-      printf 'workload'; printf ' %s' "${ALLOC_NAMES[@]}"; echo
-      for wl in "${WLS[@]}"; do
-        printf '%s' "$wl"
-        for a in "${ALLOC_NAMES[@]}"; do
-          if [[ $f = times ]]; then printf ' %s' "${MEDS[$wl|$a]:-NaN}"
-          elif [[ -n ${PEAK[$wl|$a]} ]]; then awk -v k="${PEAK[$wl|$a]}" 'BEGIN { printf " %.1f", k / 1024 }'
-          else printf ' NaN'; fi
-        done
-        echo
-      done
-    } >"$RESULTS_DIR/$f.dat"
-  done
-  if command -v gnuplot >/dev/null; then
-    bash "$(dirname "${BASH_SOURCE[0]}")/plot.sh" "$RESULTS_DIR" >&2 ||
-      echo "compare_workloads: plotting failed (bench/plot.sh $RESULTS_DIR)" >&2
-  else
-    echo "compare_workloads: gnuplot not found (apt-get install gnuplot-nox): no plots" >&2
-  fi
-  echo "compare_workloads: results in $RESULTS_DIR: workloads.md workloads.json times.dat rss.dat $(cd "$RESULTS_DIR" && ls *.png 2>/dev/null | tr '\n' ' ')" >&2
-}
-write_results || echo "compare_workloads: could not write the results folder $RESULTS_DIR" >&2
+# ---- report: bench/report.py ------------------------------------------------------------
+mkdir -p "$RESULTS_DIR"
+python3 "$HERE/report.py" workloads "$RUNS_TSV" "$RESULTS_DIR" ||
+  { echo "compare_workloads: bench/report.py failed on $RUNS_TSV" >&2; exit 1; }
+cat "$RESULTS_DIR/workloads.md"
+echo "compare_workloads: results in $RESULTS_DIR: workloads.md workloads.json workloads_runs.tsv $(for f in time.png rss.png; do [[ ! -e $RESULTS_DIR/$f ]] || printf '%s ' "$f"; done)" >&2
 
 if (( NFAIL > 0 )); then
   echo "compare_workloads: FAILED: $NFAIL run(s) crashed, timed out or gave a wrong checksum (see above)" >&2
   exit 1
 fi
-echo "compare_workloads: all checksums match $REF; table written to $BUILD_DIR/workloads.md" >&2
+echo "compare_workloads: all checksums match $REF" >&2
