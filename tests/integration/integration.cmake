@@ -269,3 +269,13 @@ set_tests_properties(t_man PROPERTIES TIMEOUT 60 LABELS launcher SKIP_RETURN_COD
 # Every source file names its license (LICENSE: MIT) in an SPDX line.
 add_test(NAME t_spdx COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/t_spdx.sh)
 set_tests_properties(t_spdx PROPERTIES SKIP_RETURN_CODE 77)
+
+# ---- the benchmark report --------------------------------------------------------------
+# bench/report.py's logic on synthetic runs (medians, ranges, disturbed runs, "within the
+# noise") and bench/runlib.sh's disturbed verdict; nothing is timed. Host only.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_FOUND AND NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME t_bench_report
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/t_bench_report.py
+                   ${PROJECT_SOURCE_DIR})
+endif()
