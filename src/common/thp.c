@@ -42,7 +42,7 @@ const char *axi_thp_kernel_name(void) { return kernel_names[kernel]; }
 static enum ax_thp_advice advice_for(enum ax_kind kind) {
   if (!huge_page)
     return AX_THP_ADV_NONE;
-  switch (axi_options.thp) {
+  switch (ax_peek(&axi_options.thp)) { /* (ax_ctl may write it meanwhile: opt.thp) */
   case AX_THP_ALWAYS:
     return AX_THP_ADV_HUGE;
   case AX_THP_NEVER:
