@@ -31,8 +31,10 @@ PKGS=(
   # the packages' checks: lintian (tests/integration/t_lintian.sh: no error, no warning), man and groff
   # (tests/integration/t_man.sh renders the manual pages with warnings on; t_package runs man -w)
   lintian man-db groff-base
-  # the heap profiler's test reads its profiles with google-pprof (tests/modes/t_prof.sh)
-  google-perftools
+  # the heap profiler's test reads its profiles with google-pprof (tests/modes/t_prof.sh);
+  # google-pprof --svg draws with graphviz's dot, without which it writes an empty file
+  # (README's "Heap profiling", tests/integration/t_pprof_svg.sh and t_docs.py)
+  google-perftools graphviz
   # fuzzing (scripts/fuzz.sh): clang and its libFuzzer runtime
   clang libclang-rt-14-dev
   # the format stage of scripts/test.sh (.clang-format on every C and C++ file)

@@ -37,9 +37,10 @@ pipefail, no standard input and AXMALLOC_VERBOSE=1, after these rewrites:
   /tmp/             -> <the document's scratch>/tmp/
   <pid>             -> * (the one profile of that name in the scratch)
 and, in a block marked installed and in every man page block, /usr/lib/<multiarch>/libaxmalloc
--> <scratch>/usr/lib/libaxmalloc, with this build installed into <scratch>/usr, whose bin/,
-lib/ and lib/pkgconfig/ lead PATH, LD_LIBRARY_PATH and PKG_CONFIG_PATH (CMAKE_PREFIX_PATH
-too): the package's launcher, soname and pkg-config file as apt-get install gives them.
+-> <scratch>/usr/lib/libaxmalloc, with this build installed into <scratch>/usr, whose bin/ and
+lib/pkgconfig/ lead PATH and PKG_CONFIG_PATH (CMAKE_PREFIX_PATH
+too), but for LD_LIBRARY_PATH: a directory with libaxmalloc.so.0 alone, what ld.so finds of
+the packages (libaxmalloc.so, the -dev package's link for -laxmalloc, is not for preloading).
 
 Each command must
   - exit 0;
@@ -410,18 +411,20 @@ class Ctx:
     pass
 
 
-def command_checks(cmd, err):
+def command_checks(cmd, out, err):
+    """Errors of a command by what it printed (stderr; the banner and the statistics may have
+    been sent to stdout by a 2>&1)."""
     errs = []
     for rx, what in BAD_STDERR:
         m = rx.search(err)
         if m:
             line = next((l for l in err.split("\n") if rx.search(l)), m.group(0))
             errs.append("%s: %s" % (what, line.strip()))
-    banner = "axmalloc: version" in err
+    banner = "axmalloc: version" in err + out
     preload = re.search(r"\bLD_PRELOAD=", cmd) or re.search(r"(^|[;&|(]\s*|\s)axmalloc\s+-", cmd)
     if (preload or "--verbose" in cmd or "AXMALLOC_VERBOSE=1" in cmd) and not banner:
         errs.append("no axmalloc banner on stderr (AXMALLOC_VERBOSE=1): axmalloc did not run")
-    if ("AXMALLOC_STATS=1" in cmd or "--stats" in cmd) and "axmalloc stats (pid" not in err:
+    if ("AXMALLOC_STATS=1" in cmd or "--stats" in cmd) and "axmalloc stats (pid" not in err + out:
         errs.append("no axmalloc statistics on stderr")
     return errs
 
@@ -431,7 +434,7 @@ def run_block(b, ctx, d):
     env = dict(ctx.env, AXDOC_DIR=d)
     if b.installed:
         u = os.path.join(ctx.root, "usr")
-        env.update(PATH=u + "/bin:" + env["PATH"], LD_LIBRARY_PATH=u + "/lib",
+        env.update(PATH=u + "/bin:" + env["PATH"], LD_LIBRARY_PATH=os.path.join(ctx.root, "ld.so.cache"),
                    PKG_CONFIG_PATH=u + "/lib/pkgconfig", CMAKE_PREFIX_PATH=u)
     logs = os.path.join(ctx.root, "logs")
     errf = open(os.path.join(logs, "bash.err"), "w")
@@ -464,7 +467,7 @@ def run_block(b, ctx, d):
             errs = []
             if rc != 0:
                 errs.append("exit %d" % rc)
-            errs += command_checks(cmd, text_err)
+            errs += command_checks(cmd, text_out, text_err)
             after = snapshot(d)
             links = bool(LINKS_AXMALLOC.search(cmd))
             for p in sorted(after):
@@ -596,6 +599,12 @@ def main():
             if r.returncode:
                 fail("cmake --install %s --prefix <scratch>/%s: %s" % (tree, prefix, r.stdout + r.stderr))
                 return 1
+        if a.mode == "native":
+            # what ld.so finds with the runtime package: the soname only (libaxmalloc.so, the
+            # link, is the -dev package's, for -laxmalloc: not found by a preload)
+            os.makedirs(os.path.join(ctx.root, "ld.so.cache"))
+            os.symlink(os.path.join(ctx.root, "usr/lib/libaxmalloc.so.0"),
+                       os.path.join(ctx.root, "ld.so.cache/libaxmalloc.so.0"))
         fixture = os.path.join(ctx.root, "fixture")
         os.makedirs(fixture)
         make_fixtures(fixture, a.cc)
