@@ -58,8 +58,8 @@ ones with this build's library on LD_LIBRARY_PATH); a .svg must be non-empty XML
 Native and cross: a block that names aarch64 is run by the cross build's t_docs (mode cross,
 under qemu-aarch64), every other one by the native build's. About 30 s natively.
 
-usage: t_docs.py --source DIR --mode native|cross --build DIR --cc CC --cxx CXX
-                 [--cmake CMAKE] [--emulator 'qemu-aarch64|-L|...'] [--list] [DOC...]
+usage: t_docs.py --source DIR --mode native|cross --build DIR --cc CC [--cmake CMAKE]
+                  [--emulator 'qemu-aarch64|-L|...'] [--list] [DOC...]
    --list: print each block and what would happen to it, run nothing."""
 import argparse
 import json
@@ -525,7 +525,6 @@ def main():
     ap.add_argument("--mode", choices=("native", "cross"), required=True)
     ap.add_argument("--build", required=True)
     ap.add_argument("--cc", default="cc")
-    ap.add_argument("--cxx", default="c++")
     ap.add_argument("--cmake", default="cmake")
     ap.add_argument("--emulator", default="")
     ap.add_argument("--list", action="store_true")
