@@ -62,7 +62,9 @@ passes, which would run the same commands again.
 
 usage: t_docs.py --source DIR --mode native|cross --build DIR --cc CC [--cmake CMAKE]
                   [--emulator 'qemu-aarch64|-L|...'] [--list] [DOC...]
-   --list: print each block and what would happen to it, run nothing."""
+   --list: print each block and what would happen to it, run nothing.
+   --expect-failures: every block must fail (t_docs.blind: tests/integration/t_docs_broken.md,
+   commands each broken in a way t_docs must see)."""
 import argparse
 import json
 import os
@@ -530,6 +532,7 @@ def main():
     ap.add_argument("--cmake", default="cmake")
     ap.add_argument("--emulator", default="")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--expect-failures", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("docs", nargs="*")
     a = ap.parse_args()
@@ -590,6 +593,21 @@ def main():
         fails += 1
         print("FAIL " + msg)
 
+    def verdict(b, errs, okmsg):
+        """Reports a run block; with --expect-failures a block must fail instead."""
+        nonlocal ran
+        ran += 1
+        if a.expect_failures:
+            if errs:
+                print("ok   %s: fails, as it must: %s" % (b.where(), errs[0].split("\n")[0]))
+            else:
+                fail("%s: passes, but must fail: t_docs is blind to it" % b.where())
+            return
+        for e in errs:
+            fail("%s: %s" % (b.where(), e))
+        if not errs:
+            print("ok   %s: %s" % (b.where(), okmsg))
+
     try:
         # the prefixes the commands name, installed from the builds
         installs = ([("opt/axmalloc", build), ("usr", build)] if a.mode == "native" else
@@ -635,21 +653,12 @@ def main():
                 if b.sample_of:
                     if a.mode != "native":
                         continue
-                    errs = check_sample(b, ctx, d)
-                    for e in errs:
-                        fail("%s: %s" % (b.where(), e))
-                    if not errs:
-                        ran += 1
-                        print("ok   %s: a sample of `%s`" % (b.where(), b.sample_of))
+                    verdict(b, check_sample(b, ctx, d), "a sample of `%s`" % b.sample_of)
                     continue
                 n, errs = run_block(b, ctx, d)
-                for e in errs:
-                    fail("%s: %s" % (b.where(), e))
-                if not errs:
-                    ran += 1
-                    print("ok   %s: %d command(s)%s" % (b.where(), n, ", installed" if b.installed else ""))
+                verdict(b, errs, "%d command(s)%s" % (n, ", installed" if b.installed else ""))
     finally:
-        if fails == 0:
+        if fails == 0 or a.expect_failures:
             shutil.rmtree(ctx.root, ignore_errors=True)
         else:
             print("t_docs: the scratch directory is kept: %s" % ctx.root)
@@ -661,6 +670,9 @@ def main():
     if fails:
         print("t_docs: %d failure(s)" % fails)
         return 1
+    if a.expect_failures:
+        print("t_docs: every block of %s fails, as it must: OK" % ", ".join(a.docs))
+        return 0
     print("t_docs: every command of %s runs as written: OK" % ", ".join(a.docs or DOCS))
     return 0
 
