@@ -348,9 +348,6 @@ def elf_kind(path):
     return machine, etype
 
 
-EM = {"native": None, "cross": 183}  # EM_AARCH64; native: the fixture prog's
-
-
 def check_program(path, ctx):
     """Errors of a program a command built."""
     r = subprocess.run(["readelf", "-hdlsW", path], capture_output=True, text=True)
