@@ -35,15 +35,15 @@
 # package build does: the .pc file and the launcher, written at install time, then name
 # /usr and not CPack's staging directory.
 
-# The project's identity, as its commits name it (git log -1 --format='%an <%ae>'). lintian
-# (bogus-mail-host) wants the address's host to be a domain name, with at least two labels
-# (Data::Validate::Domain's is_domain, the top-level domain not checked): the earlier
-# default, dev@axmalloc, had one. Whoever builds packages to publish names themselves here.
-set(ax_deb_maintainer_default
-  "Seed 14fc48fb maintainers <maintainers@users.noreply.a-seed-14fc48fb.example>")
+# The project's identity, the same as packaging/copyright's Upstream-Contact and the
+# signature of packaging/changelog (t_package checks the first). lintian (bogus-mail-host)
+# wants the address's host to be a domain name, with at least two labels. Whoever builds
+# packages to publish names themselves here (-DAX_DEB_MAINTAINER=...).
+set(ax_deb_maintainer_default "axmalloc developers <axmalloc@users.noreply.github.com>")
 set(AX_DEB_MAINTAINER "${ax_deb_maintainer_default}" CACHE STRING
   "Maintainer field of the Debian packages (cmake/package.cmake)")
-if(AX_DEB_MAINTAINER STREQUAL "axmalloc developers <dev@axmalloc>") # a tree configured before
+# A tree configured before keeps an earlier default in its cache: those are replaced.
+if(AX_DEB_MAINTAINER MATCHES "^(axmalloc developers <dev@axmalloc>|Seed 14fc48fb maintainers <.*>)$")
   set(AX_DEB_MAINTAINER "${ax_deb_maintainer_default}" CACHE STRING
     "Maintainer field of the Debian packages (cmake/package.cmake)" FORCE)
 endif()
@@ -109,31 +109,50 @@ This package contains the shared library, which replaces the whole malloc
 family and C++ operator new/delete of the programs that link or preload it,
 and the axmalloc launcher: `axmalloc [--stats] [--prof FILE] -- prog args`
 runs a program with the library preloaded.")
-# Depends: as dpkg-shlibdeps finds them (libc6, and libgcc-s1 for the heap profiler's
-# unwinder). In a cross build it cannot read the target's libraries (not installed for the
-# target architecture): what the native package gets is given instead.
-if(CMAKE_CROSSCOMPILING)
-  set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libc6 (>= 2.34), libgcc-s1 (>= 3.3)")
-else()
-  set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
-endif()
-# shlibs: "libaxmalloc 0 libaxmalloc0 (>= <version>)", so that dpkg-shlibdeps gives a
-# program linked with -laxmalloc the right Depends (the SONAME changes with the ABI).
-set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON) # (only libaxmalloc0 has a shared object)
-set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
-# ldconfig's cache learns the library through dpkg's ldconfig trigger, as debhelper's
-# packages do, and the package has no maintainer scripts. CPack writes a postinst and a
-# postrm that call ldconfig for a package with a shared object in /usr/lib/<multiarch>
-# (lintian: maintscript-calls-ldconfig) unless CONTROL_EXTRA names a file of that name; one
-# that does nothing is maintainer-script-empty. So CONTROL_EXTRA names postinst and postrm
-# files that do not exist: CPack then writes neither and, finding no such file, adds
-# nothing (cmCPackDebGenerator: "does not exist", a warning in cpack's log).
+# ldconfig's cache learns the library through dpkg's ldconfig trigger (the control file
+# triggers: "activate-noawait ldconfig"), as debhelper's packages do, and the package has no
+# maintainer scripts, as Debian's libraries have none for ldconfig. CPack would write a
+# postinst and a postrm calling ldconfig (lintian: maintscript-calls-ldconfig) for every
+# shared object under /usr/lib it detects, and it detects them whenever it is to work out
+# Depends (SHLIBDEPS) or shlibs (GENERATE_SHLIBS) itself; naming postinst and postrm files
+# that do not exist in CONTROL_EXTRA stops that, with a "missing file" warning for each. So
+# CPack does neither here:
+#   shlibs    "libaxmalloc 0 libaxmalloc0 (>= <version>)", written below, so that
+#             dpkg-shlibdeps gives a program linked with -laxmalloc the right Depends (the
+#             SONAME changes with the ABI);
+#   Depends   dpkg-shlibdeps -O on the built library when cpack runs (libc6, and libgcc-s1
+#             for the heap profiler's unwinder: ax-deb/depends.cmake, read by the
+#             CPackProjectConfig below). In a cross build it cannot read the target's
+#             libraries (not installed for the target architecture): what the native package
+#             gets is given instead.
 set(ax_deb_control ${CMAKE_CURRENT_BINARY_DIR}/ax-deb/runtime)
 file(MAKE_DIRECTORY ${ax_deb_control})
 file(WRITE ${ax_deb_control}/triggers "activate-noawait ldconfig\n")
-file(REMOVE ${ax_deb_control}/postinst ${ax_deb_control}/postrm)
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA
-  ${ax_deb_control}/triggers ${ax_deb_control}/postinst ${ax_deb_control}/postrm)
+file(WRITE ${ax_deb_control}/shlibs
+  "libaxmalloc ${PROJECT_VERSION_MAJOR} libaxmalloc${PROJECT_VERSION_MAJOR} (>= ${PROJECT_VERSION})\n")
+file(REMOVE ${ax_deb_control}/postinst ${ax_deb_control}/postrm) # (a tree configured before)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA ${ax_deb_control}/triggers ${ax_deb_control}/shlibs)
+if(CMAKE_CROSSCOMPILING)
+  set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libc6 (>= 2.34), libgcc-s1 (>= 3.3)")
+  file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/ax-deb/depends.cmake CONTENT "")
+else()
+  find_program(AX_DPKG_SHLIBDEPS dpkg-shlibdeps)
+  file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/ax-deb/depends.cmake CONTENT "\
+# Generated by cmake/package.cmake: libaxmalloc0's Depends, as dpkg-shlibdeps finds them
+# in the library (it wants a debian/control where it runs, which may be empty).
+set(ax_dir \"${CMAKE_CURRENT_BINARY_DIR}/ax-deb/shlibdeps\")
+file(MAKE_DIRECTORY \"\${ax_dir}/debian\")
+file(TOUCH \"\${ax_dir}/debian/control\")
+execute_process(COMMAND \"${AX_DPKG_SHLIBDEPS}\" -O \"$<TARGET_FILE:axmalloc>\"
+  WORKING_DIRECTORY \"\${ax_dir}\" OUTPUT_VARIABLE ax_out ERROR_VARIABLE ax_err
+  RESULT_VARIABLE ax_rc)
+if(NOT ax_rc EQUAL 0 OR NOT ax_out MATCHES \"shlibs:Depends=([^\\n]+)\")
+  message(FATAL_ERROR \"axmalloc: dpkg-shlibdeps -O $<TARGET_FILE:axmalloc> failed \"
+    \"(\${ax_rc}): \${ax_out}\${ax_err} (dpkg-dev: scripts/deps.sh)\")
+endif()
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS \"\${CMAKE_MATCH_1}\")
+")
+endif()
 
 # libaxmalloc-dev
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libaxmalloc-dev)
@@ -212,6 +231,7 @@ if(CPACK_GENERATOR STREQUAL \"DEB\")
   if(NOT \"${AX_SANITIZE}\" STREQUAL \"\")
     message(FATAL_ERROR \"axmalloc: no packages from a sanitizer build (AX_SANITIZE=${AX_SANITIZE})\")
   endif()
+  include(\"${CMAKE_CURRENT_BINARY_DIR}/ax-deb/depends.cmake\")
 endif()
 ")
 set(CPACK_PROJECT_CONFIG_FILE ${ax_cpack_config})

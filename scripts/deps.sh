@@ -25,14 +25,17 @@ PKGS=(
   valgrind
   # the installed package's consumer test (tests/integration/t_install.sh)
   pkgconf
-  # Debian packages (cpack -G DEB, tests/integration/t_package.sh): dpkg-shlibdeps and dpkg-architecture
-  # (dpkg-dev), file (CPack's shared-object detection for Depends and shlibs)
-  dpkg-dev file
+  # Debian packages (cpack -G DEB, tests/integration/t_package.sh): dpkg-shlibdeps (libaxmalloc0's
+  # Depends, cmake/package.cmake, which also writes shlibs: CPack's detection of shared objects
+  # with file(1) is not used) and dpkg-architecture
+  dpkg-dev
   # the packages' checks: lintian (tests/integration/t_lintian.sh: no error, no warning), man and groff
   # (tests/integration/t_man.sh renders the manual pages with warnings on; t_package runs man -w)
   lintian man-db groff-base
-  # the heap profiler's test reads its profiles with google-pprof (tests/modes/t_prof.sh)
-  google-perftools
+  # the heap profiler's test reads its profiles with google-pprof (tests/modes/t_prof.sh);
+  # google-pprof --svg draws with graphviz's dot, without which it writes an empty file
+  # (README's "Heap profiling", tests/integration/t_pprof_svg.sh and t_docs.py)
+  google-perftools graphviz
   # fuzzing (scripts/fuzz.sh): clang and its libFuzzer runtime
   clang libclang-rt-14-dev
   # the format stage of scripts/test.sh (.clang-format on every C and C++ file)

@@ -164,6 +164,9 @@ if(NOT CMAKE_CROSSCOMPILING)
   set_tests_properties(t_progs PROPERTIES TIMEOUT 900 LABELS system COST 10000)
 endif()
 
+# ---- the documents' commands (docs.cmake: t_docs, t_pprof_svg) --------------------------
+include(${CMAKE_CURRENT_LIST_DIR}/docs.cmake)
+
 # ---- cmake --install (last two sections: each returns early) ------------------------------
 # cmake --install and the installed packages: t_install.sh installs this build tree
 # into a private temporary prefix, checks the files, builds consumer/ through

@@ -7,8 +7,9 @@
 #      check); its .TH names its section and this version;
 #   2. they say what the sources say: axmalloc.1 has every option, variable and exit status
 #      of `axmalloc --help` (the build tree's launcher); axmalloc.3 every ax_* function of
-#      include/axmalloc.h and every AXMALLOC_* variable src/ reads. (Not the other way
-#      round: a page may document what is on its way.)
+#      include/axmalloc.h and every AXMALLOC_* variable src/ reads; both every signal name
+#      AXMALLOC_PROF_SIGNAL takes (src/common/options.c). (Not the other way round: a page
+#      may document what is on its way.)
 #
 # No root, no build beyond the launcher; about a second. Exit 77 (skipped) without man or
 # groff (man-db, groff-base: scripts/deps.sh).
@@ -99,6 +100,14 @@ for c in "${codes[@]}"; do
 done
 [ ${#lack[@]} -eq 0 ] && ok "axmalloc.1: EXIT STATUS lists ${codes[*]}" ||
   fail "axmalloc.1: EXIT STATUS lacks ${lack[*]} (of axmalloc --help's ${codes[*]})"
+
+# The signal names AXMALLOC_PROF_SIGNAL takes (options.c's parse_signal: its names and the
+# SIG prefix), in both pages: axmalloc.1 says which, not only "a name such as".
+mapfile -t signames < <(sed -n '/^static enum verdict parse_signal/,/^}/p' "$source/src/common/options.c" |
+  grep -oE '"[A-Z][A-Z0-9]*"' | tr -d '"' | sort -u)
+[ ${#signames[@]} -ge 4 ] || fail "found only ${#signames[@]} signal names in options.c's parse_signal: ${signames[*]}"
+missing 1 "signal names of options.c's parse_signal" "${signames[@]}"
+missing 3 "signal names of options.c's parse_signal" "${signames[@]}"
 
 mapfile -t funcs < <(grep -oE '\bax_[a-z0-9_]+\(' "$source/include/axmalloc.h" | tr -d '(' | sort -u)
 mapfile -t envs < <(grep -rhoE 'AXMALLOC_[A-Z0-9_]*[A-Z0-9]' "$source/src" | sort -u)

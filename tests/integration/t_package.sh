@@ -6,7 +6,8 @@
 #      otherwise from a packaging build of the same sources in <build>/ax-pkgbuild
 #      (-DCMAKE_INSTALL_PREFIX=/usr, library only: GNUInstallDirs gives /usr its
 #      lib/<multiarch>, see cmake/package.cmake); then the two files' names, control fields
-#      (Depends, shlibs, the ldconfig trigger, no maintainer script) and exact file lists;
+#      (Depends, shlibs, the ldconfig trigger, no maintainer script, the Maintainer that
+#      packaging/copyright and changelog name) and exact file lists;
 #   2. apt-get install ./libaxmalloc0_*.deb ./libaxmalloc-dev_*.deb: dpkg -L lists every file,
 #      they exist, ldconfig's cache has libaxmalloc.so.0, man -w finds axmalloc(1) and (3);
 #   3. cc prog.c $(pkg-config --cflags --libs axmalloc) (C, C++, -static --static) and the
@@ -168,6 +169,11 @@ else
 fi
 D=$W/debs
 (cd "$pkgbuild" && quiet cpack.log "$cpack" -G DEB -B "$D") || abort "cpack -G DEB failed"
+# (no warning either: CPack's "missing file" for the maintainer scripts it was kept from
+# writing was one, cmake/package.cmake)
+if grep -q 'CPack Warning' "$W/cpack.log"; then
+  fail "cpack -G DEB warned: $(grep -A3 'CPack Warning' "$W/cpack.log" | head -n 8)"
+fi
 RT=$D/libaxmalloc0_${version}_$arch.deb
 DEV=$D/libaxmalloc-dev_${version}_$arch.deb
 got=$(cd "$D" && ls ./*.deb 2>/dev/null | sed 's|^\./||' | sort)
@@ -199,8 +205,19 @@ check_field "$DEV" Version "$vre"
 check_field "$DEV" Architecture "$arch"
 check_field "$DEV" Section libdevel
 check_field "$DEV" Depends "libaxmalloc0 \(= $vre\)"
+# one identity: the Maintainer field, packaging/copyright's Upstream-Contact and the
+# changelog's signature (cmake/package.cmake's default, unless configured otherwise)
+contact=$(sed -n 's/^Upstream-Contact: //p' "$source/packaging/copyright")
+signed=$(sed -n 's/^ -- \(.*>\)  .*/\1/p' "$source/packaging/changelog" | head -n 1)
+[ "$contact" = "$signed" ] && ok "packaging/copyright and changelog: $contact" ||
+  fail "packaging/copyright's Upstream-Contact '$contact' is not the changelog's signature '$signed'"
+configured=$(sed -n 's/^AX_DEB_MAINTAINER:[A-Z]*=//p' "$pkgbuild/CMakeCache.txt")
 for deb in "$RT" "$DEV"; do
   check_field "$deb" Maintainer '.+ <.+@.+>'
+  if [ "$configured" = "$contact" ] || [ -z "$configured" ]; then
+    m=$(field "$deb" Maintainer)
+    [ "$m" = "$contact" ] || fail "$(basename "$deb"): Maintainer '$m' is not packaging/copyright's '$contact'"
+  fi
   [ "$(field "$deb" Description | wc -l)" -ge 3 ] ||
     fail "$(basename "$deb"): no long description: $(field "$deb" Description)"
 done
