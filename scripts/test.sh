@@ -84,7 +84,7 @@ QEMU_TIMEOUT=${AX_QEMU_TEST_TIMEOUT:-900}
 # in process: 12 s a pass under qemu): the same on every variant (t_package installs
 # system-wide: once per run is enough)
 # (anchored: wl_bitset_preload_smoke is not t_preload)
-VARIANT_EXCLUDE="^(t_layers|t_layers[.]inverted|t_preload|t_progs|t_budget|t_install|t_package|t_lintian|t_man|t_spdx|t_launcher|t_linkorder|t_cxx_weakrefs|t_static_pie_kind|fuzz_replay[.]plants|t_misuse|t_optparse[.][a-z]+|t_optsignal([.][a-z]+)?|t_optfuzz|t_optneeds[.][a-z]+)$"
+VARIANT_EXCLUDE="^(t_layers|t_layers[.]inverted|t_preload|t_progs|t_budget|t_install|t_package|t_lintian|t_man|t_spdx|t_launcher|t_linkorder|t_cxx_weakrefs|t_static_pie_kind|fuzz_replay[.]plants|t_misuse|t_optparse[.][a-z]+|t_optsignal([.][a-z]+)?|t_optfuzz|t_optneeds[.][a-z]+|t_docs|t_docs[.]blind|t_pprof_svg)$"
 # ... and, where the path does not touch the heap profiler (the bulk kernels, the 16 KiB page
 # size, which 64 KiB covers) or under qemu (30-40 s there, google-pprof included), its tests
 # (t_prof, t_prof_static: the native stage, force-mt, 64 KiB pages and the first aarch64 pass

@@ -498,8 +498,10 @@ def run_block(b, ctx, d):
 
 
 def norm(line):
-    """A line with its numbers, and the kernel's THP mode, made wildcards."""
+    """A line with its numbers (a size with its unit: the report picks B, KiB, MiB or GiB by
+    the figure), and the kernel's THP mode, made wildcards."""
     line = re.sub(r"\b(always|madvise|never)\b", "W", line)
+    line = re.sub(r"\d+(\.\d+)? (B|KiB|MiB|GiB)\b", "N U", line)
     return " ".join(re.sub(r"\d+", "N", line).split())
 
 
