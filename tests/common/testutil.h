@@ -60,6 +60,15 @@ static inline void skip_when_tagging(const char *name) {
   }
 }
 
+/* A uint64_t that ax_ctl reads by name (the test fails when it cannot). */
+static inline uint64_t ctl_u64(const char *name) {
+  uint64_t v = 0;
+  size_t len = sizeof v;
+  int rc = ax_ctl(name, &v, &len, NULL, 0);
+  CHECKF(rc == 0, "ax_ctl(%s) = %d", name, rc);
+  return v;
+}
+
 /* Prove that malloc & co. are axmalloc's: ax_usable_size knows a malloc'd block and agrees
  * with malloc_usable_size, and the block shows in this thread's exact class_live counts (in
  * one class: checked mode's block is bigger than the size's class; with the heap profiler on,

@@ -46,13 +46,6 @@ static uint64_t rss(void) {
   return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-static uint64_t ctl_u64(const char *name) {
-  uint64_t v = 0;
-  size_t len = sizeof v;
-  CHECK(ax_ctl(name, &v, &len, NULL, 0) == 0);
-  return v;
-}
-
 /* One block of SIZE kept on each of PAGES distinct 64 KiB slices; the rest freed, trimmed. */
 static void *owner(void *arg) {
   void **mine = kept[(intptr_t)arg];

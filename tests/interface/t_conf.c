@@ -18,14 +18,6 @@ const char *axmalloc_conf = "purge_delay_ms:50,Stats:0,thp:never,AXMALLOC_prof_s
                             "leaks_exitcode=3";
 #endif
 
-static uint64_t get_u64(const char *name) {
-  uint64_t v = 0;
-  size_t len = sizeof v;
-  int rc = ax_ctl(name, &v, &len, NULL, 0);
-  CHECKF(rc == 0, "ax_ctl(%s) = %d", name, rc);
-  return v;
-}
-
 static const char *get_str(const char *name) {
   const char *v = NULL;
   size_t len = sizeof v;
@@ -46,17 +38,17 @@ int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "conf";
 #ifdef CONF_BAD
   /* the good entries are taken, the bad ones leave their defaults */
-  CHECKF(get_u64("opt.purge_delay_ms") == 7, "purge_delay_ms %llu",
-         (unsigned long long)get_u64("opt.purge_delay_ms"));
+  CHECKF(ctl_u64("opt.purge_delay_ms") == 7, "purge_delay_ms %llu",
+         (unsigned long long)ctl_u64("opt.purge_delay_ms"));
   CHECK(get_size("opt.prof_sample") == 512 << 10);
   CHECK(strcmp(get_str("opt.thp"), "never") == 0);
   printf("t_conf_bad: OK\n");
   return 0;
 #endif
   bool env = strcmp(mode, "env") == 0;
-  uint64_t ms = get_u64("opt.purge_delay_ms");
+  uint64_t ms = ctl_u64("opt.purge_delay_ms");
   CHECKF(ms == (env ? 30u : 50u), "%s: opt.purge_delay_ms %llu", mode, (unsigned long long)ms);
-  CHECK(get_u64("purge.delay_ms") == ms); /* the setting itself, not only its view */
+  CHECK(ctl_u64("purge.delay_ms") == ms); /* the setting itself, not only its view */
   const char *thp = get_str("opt.thp");
   CHECKF(strcmp(thp, env ? "always" : "never") == 0, "%s: opt.thp %s", mode, thp);
   ax_thp_info_t t;
@@ -64,7 +56,7 @@ int main(int argc, char **argv) {
   CHECK(strcmp(t.option, thp) == 0);
   CHECKF(get_size("opt.prof_sample") == 64 << 10, "opt.prof_sample %zu",
          get_size("opt.prof_sample"));
-  CHECK(get_u64("opt.leaks_exitcode") == 3);
+  CHECK(ctl_u64("opt.leaks_exitcode") == 3);
   printf("t_conf %s: OK\n", mode);
   return 0;
 }

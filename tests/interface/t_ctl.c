@@ -19,14 +19,6 @@ static size_t get_size(const char *name) {
   return v;
 }
 
-static uint64_t get_u64(const char *name) {
-  uint64_t v = 0;
-  size_t len = sizeof v;
-  int rc = ax_ctl(name, &v, &len, NULL, 0);
-  CHECKF(rc == 0, "ax_ctl(%s) = %d", name, rc);
-  return v;
-}
-
 static void check_errors(void) {
   size_t v, len = sizeof v;
   CHECK(ax_ctl("no.such.name", &v, &len, NULL, 0) == ENOENT);
@@ -83,7 +75,7 @@ static void check_options(void) {
   CHECK(ax_ctl("opt.", &ms, &(size_t){sizeof ms}, NULL, 0) == ENOENT);
   CHECK(ax_ctl("opt.prof_sample_", &sample, &(size_t){sizeof sample}, NULL, 0) == ENOENT);
   /* purge.delay_ms starts as the option, and its bound is the option's */
-  CHECK(get_u64("purge.delay_ms") == ms);
+  CHECK(ctl_u64("purge.delay_ms") == ms);
   uint64_t hour = 3600000, more = 3600001;
   CHECK(ax_ctl("purge.delay_ms", NULL, NULL, &more, sizeof more) == EINVAL);
   CHECK(ax_ctl("purge.delay_ms", NULL, NULL, &hour, sizeof hour) == 0);
@@ -97,9 +89,9 @@ static void check_version_epoch(void) {
   char want[32];
   snprintf(want, sizeof want, "%d.%d", AX_VERSION_MAJOR, AX_VERSION_MINOR);
   CHECKF(ver && strcmp(ver, want) == 0, "version %s, header says %s", ver ? ver : "NULL", want);
-  uint64_t e = get_u64("epoch"), one = 1;
+  uint64_t e = ctl_u64("epoch"), one = 1;
   CHECK(ax_ctl("epoch", NULL, NULL, &one, sizeof one) == 0);
-  CHECK(get_u64("epoch") == e + 1);
+  CHECK(ctl_u64("epoch") == e + 1);
 }
 
 /* stats.allocated moves by exactly the usable sizes allocated and freed, small, mid-size
@@ -108,7 +100,7 @@ static void check_bytes(void) {
   enum { N = 1000, M = 100, H = 3 };
   static void *small[N], *mid[M], *huge[H];
   size_t a0 = get_size("stats.allocated");
-  uint64_t t0 = get_u64("thread.allocated"), d0 = get_u64("thread.deallocated");
+  uint64_t t0 = ctl_u64("thread.allocated"), d0 = ctl_u64("thread.deallocated");
   size_t want = 0;
   for (int i = 0; i < N; i++) {
     small[i] = malloc(100);
@@ -123,11 +115,11 @@ static void check_bytes(void) {
     want += malloc_usable_size(huge[i]);
   }
   size_t a1 = get_size("stats.allocated");
-  uint64_t t1 = get_u64("thread.allocated");
+  uint64_t t1 = ctl_u64("thread.allocated");
   CHECKF(a1 - a0 == want, "stats.allocated grew by %zu, the blocks hold %zu", a1 - a0, want);
   CHECKF(t1 - t0 == want, "thread.allocated grew by %llu, the blocks hold %zu",
          (unsigned long long)(t1 - t0), want);
-  CHECK(get_u64("thread.deallocated") == d0);
+  CHECK(ctl_u64("thread.deallocated") == d0);
 
   size_t freed = 0;
   for (int i = 0; i < M; i += 2) { /* half of the mid-size blocks: into the cache */
@@ -142,7 +134,7 @@ static void check_bytes(void) {
   free(huge[0]);
   size_t a2 = get_size("stats.allocated");
   CHECKF(a1 - a2 == freed, "stats.allocated fell by %zu, %zu were freed", a1 - a2, freed);
-  uint64_t d2 = get_u64("thread.deallocated");
+  uint64_t d2 = ctl_u64("thread.deallocated");
   CHECKF(d2 - d0 == freed, "thread.deallocated grew by %llu, %zu were freed",
          (unsigned long long)(d2 - d0), freed);
 
@@ -150,9 +142,9 @@ static void check_bytes(void) {
   size_t usable = malloc_usable_size(mid[1]);
   for (int i = 0; i < 1000; i++)
     free(malloc(4000));
-  CHECKF(get_u64("thread.allocated") - t1 == 1000 * usable, "cache round trips: +%llu",
-         (unsigned long long)(get_u64("thread.allocated") - t1));
-  CHECK(get_u64("thread.deallocated") - d2 == 1000 * usable);
+  CHECKF(ctl_u64("thread.allocated") - t1 == 1000 * usable, "cache round trips: +%llu",
+         (unsigned long long)(ctl_u64("thread.allocated") - t1));
+  CHECK(ctl_u64("thread.deallocated") - d2 == 1000 * usable);
   CHECK(get_size("stats.allocated") == a2);
 
   /* a huge block grown in place or moved: the old size freed, the new one allocated */
@@ -166,7 +158,7 @@ static void check_bytes(void) {
     free(mid[i]);
   for (int i = 1; i < H; i++)
     free(huge[i]);
-  CHECK(get_u64("thread.allocated") - get_u64("thread.deallocated") == t0 - d0);
+  CHECK(ctl_u64("thread.allocated") - ctl_u64("thread.deallocated") == t0 - d0);
   CHECKF(get_size("stats.allocated") == a0, "after every free: %zu, before: %zu",
          get_size("stats.allocated"), a0);
 }
@@ -195,7 +187,7 @@ static void *other(void *arg) {
 static void check_other_thread(void) {
   static void *p[1000];
   size_t a0 = get_size("stats.allocated");
-  uint64_t t0 = get_u64("thread.allocated");
+  uint64_t t0 = ctl_u64("thread.allocated");
   pthread_t t;
   CHECK(pthread_create(&t, NULL, other, p) == 0);
   CHECK(pthread_join(t, NULL) == 0);
@@ -204,7 +196,7 @@ static void check_other_thread(void) {
   /* (pthread_create allocates a little itself: 320 bytes on glibc 2.36) */
   CHECKF(a1 - a0 >= want && a1 - a0 <= want + 4096, "another thread's 1000 blocks: +%zu, want %zu",
          a1 - a0, want);
-  uint64_t mine = get_u64("thread.allocated") - t0; /* pthread_create's own, at most */
+  uint64_t mine = ctl_u64("thread.allocated") - t0; /* pthread_create's own, at most */
   CHECKF(mine < 4096, "the other thread's blocks counted as this one's: +%llu",
          (unsigned long long)mine);
   for (int i = 0; i < 1000; i++)
@@ -249,9 +241,9 @@ static void check_concurrent_walks(void) {
 
 /* purge.delay_ms is read and set; purge gives freed pages back at once. */
 static void check_purge(void) {
-  uint64_t ms = get_u64("purge.delay_ms"), big = 60000;
+  uint64_t ms = ctl_u64("purge.delay_ms"), big = 60000;
   CHECK(ax_ctl("purge.delay_ms", NULL, NULL, &big, sizeof big) == 0);
-  CHECK(get_u64("purge.delay_ms") == 60000);
+  CHECK(ctl_u64("purge.delay_ms") == 60000);
   enum { N = 2000 };
   static void *p[N];
   for (int i = 0; i < N; i++)
@@ -266,7 +258,7 @@ static void check_purge(void) {
   uint64_t huge = (uint64_t)1 << 50;
   CHECK(ax_ctl("purge.delay_ms", NULL, NULL, &huge, sizeof huge) == EINVAL);
   CHECK(ax_ctl("purge.delay_ms", NULL, NULL, &ms, sizeof ms) == 0);
-  CHECK(get_u64("purge.delay_ms") == ms);
+  CHECK(ctl_u64("purge.delay_ms") == ms);
 }
 
 static bool prof_active(void) {

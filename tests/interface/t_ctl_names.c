@@ -16,14 +16,6 @@
 
 #include "testutil.h"
 
-static uint64_t get_u64(const char *name) {
-  uint64_t v = 0;
-  size_t len = sizeof v;
-  int rc = ax_ctl(name, &v, &len, NULL, 0);
-  CHECKF(rc == 0, "ax_ctl(%s) = %d", name, rc);
-  return v;
-}
-
 /* "names" and ax_ctl_name list the same names, in the same order; every one listed can be
  * read (or, write-only, is refused a read with EPERM) with the type the listing gives. */
 static void check_names(void) {
@@ -91,10 +83,10 @@ static void check_classes(void) {
   snprintf(all, sizeof all, "stats.classes.%u.mallocs", c);
   snprintf(mine, sizeof mine, "thread.classes.%u.mallocs", c);
   snprintf(live, sizeof live, "thread.classes.%u.live", c);
-  uint64_t a0 = get_u64(all), m0 = get_u64(mine), l0 = get_u64(live);
+  uint64_t a0 = ctl_u64(all), m0 = ctl_u64(mine), l0 = ctl_u64(live);
   for (int i = 0; i < N; i++)
     p[i] = malloc(40); /* (class 48) */
-  uint64_t a1 = get_u64(all), m1 = get_u64(mine), l1 = get_u64(live);
+  uint64_t a1 = ctl_u64(all), m1 = ctl_u64(mine), l1 = ctl_u64(live);
   ax_stats_t s; /* the same figures as ax_stats_get's, absolutely */
   ax_stats_get(&s);
   CHECKF(s.class_live[c] == l1, "live %llu, ax_stats_get %llu", (unsigned long long)l1,
@@ -108,7 +100,7 @@ static void check_classes(void) {
   CHECK(m1 <= a1);
   for (int i = 0; i < N; i++)
     free(p[i]);
-  CHECKF(get_u64(live) == l0, "live after the frees %llu", (unsigned long long)get_u64(live));
+  CHECKF(ctl_u64(live) == l0, "live after the frees %llu", (unsigned long long)ctl_u64(live));
   /* names that are no class */
   uint64_t v;
   len = sizeof v;
@@ -130,7 +122,7 @@ static void *other_thread(void *arg) {
   char mine[64];
   snprintf(mine, sizeof mine, "thread.classes.%u.mallocs", c);
   uint64_t *out = malloc(2 * sizeof *out);
-  out[0] = get_u64(mine); /* (its heap: the malloc above, of another class) */
+  out[0] = ctl_u64(mine); /* (its heap: the malloc above, of another class) */
   return out;
 }
 
@@ -144,7 +136,7 @@ static void check_thread_classes(void) {
   void *keep = malloc(90);
   char mine[64];
   snprintf(mine, sizeof mine, "thread.classes.%u.mallocs", c);
-  CHECK(get_u64(mine) > 0);
+  CHECK(ctl_u64(mine) > 0);
   pthread_t t;
   void *ret;
   CHECK(pthread_create(&t, NULL, other_thread, &c) == 0);
@@ -170,16 +162,16 @@ static void check_option_writes(void) {
 
   uint64_t ms = 77, got = 0, over = 3600001;
   CHECK(ax_ctl("opt.purge_delay_ms", NULL, NULL, &ms, sizeof ms) == 0);
-  CHECK(get_u64("opt.purge_delay_ms") == 77 && get_u64("purge.delay_ms") == 77);
+  CHECK(ctl_u64("opt.purge_delay_ms") == 77 && ctl_u64("purge.delay_ms") == 77);
   CHECK(ax_ctl("opt.purge_delay_ms", NULL, NULL, &over, sizeof over) == EINVAL);
   ms = 33;
   CHECK(ax_ctl("purge.delay_ms", NULL, NULL, &ms, sizeof ms) == 0);
-  CHECK(get_u64("opt.purge_delay_ms") == 33);
+  CHECK(ctl_u64("opt.purge_delay_ms") == 33);
   /* read the old value and write a new one in one call, as mallctl */
   ms = 10;
   len = sizeof got;
   CHECK(ax_ctl("opt.purge_delay_ms", &got, &len, &ms, sizeof ms) == 0 && got == 33);
-  CHECK(get_u64("opt.purge_delay_ms") == 10);
+  CHECK(ctl_u64("opt.purge_delay_ms") == 10);
 
   const char *thp = NULL, *word = "Always";
   len = sizeof thp;
