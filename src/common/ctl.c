@@ -441,7 +441,8 @@ static void name_add(const char *a, const char *b, ctl_type_t t, unsigned access
   names_type[names_n] = (uint8_t)t;
   names_access[names_n++] = (uint8_t)access;
   memcpy(names_buf + names_used, a, la);
-  memcpy(names_buf + names_used + la, b, lb);
+  if (b) /* (memcpy from NULL is undefined, even of 0 bytes: the ubsan stage) */
+    memcpy(names_buf + names_used + la, b, lb);
   names_used += la + lb;
   names_buf[names_used++] = 0;
   names_buf[names_used] = 0; /* (the empty name that ends the list) */
