@@ -116,6 +116,7 @@ typedef struct value {
 } value_t;
 
 static value_t value[AXI_OPTION_COUNT];
+static bool from_conf[AXI_OPTION_COUNT]; /* the value came from axmalloc_conf (below) */
 
 /* ---- text ----------------------------------------------------------------------------- */
 
@@ -578,7 +579,10 @@ void axi_options_print(void) {
     const char *v = value_text(&table[i], value[i].num, value[i].str, buf);
     size_t pn = wn - strlen(table[i].env), pv = strlen(v) < wv ? wv - strlen(v) : 0;
     axi_write("axmalloc: option %s%s  %s%s  (%s)\n", table[i].env, spaces + sizeof spaces - 1 - pn,
-              v, spaces + sizeof spaces - 1 - pv, value[i].from_env ? "environment" : "default");
+              v, spaces + sizeof spaces - 1 - pv,
+              from_conf[i]        ? "axmalloc_conf"
+              : value[i].from_env ? "environment"
+                                  : "default");
   }
 }
 
@@ -639,15 +643,21 @@ static void read_conf(void) {
       i++;
     const char *nearest = NULL;
     if (i == AXI_OPTION_COUNT) {
-      if (!known(env, n, &nearest)) /* (AXMALLOC_LIB and the test hooks: silent, as there) */
+      if (known(env, n, &nearest)) /* (AXMALLOC_LIB and the test hooks: silent, as there) */
+        continue;
+      if (nearest) /* (none when no name is near: unknown_names' two lines) */
         axi_write("axmalloc: %s=%s: no such option (did you mean %s?)\n", shown(env, g),
                   shown(sep + 1, h), nearest);
+      else
+        axi_write("axmalloc: %s=%s: no such option (axmalloc(3) lists them)\n", shown(env, g),
+                  shown(sep + 1, h));
       continue;
     }
     const char *given = getenv(table[i].env);
     if (given && *given)
       continue; /* the environment overrides the program's defaults */
     read_option(i, sep + 1);
+    from_conf[i] = value[i].from_env; /* (AXMALLOC_VERBOSE names where it came from) */
   }
 }
 

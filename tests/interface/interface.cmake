@@ -64,12 +64,17 @@ set_tests_properties(t_conf.env t_conf_static.env PROPERTIES
                      ENVIRONMENT "AXMALLOC_PURGE_DELAY_MS=30;AXMALLOC_THP=always")
 set_tests_properties(t_conf t_conf_static PROPERTIES
                      ENVIRONMENT_MODIFICATION "AXMALLOC_PURGE_DELAY_MS=unset:;AXMALLOC_THP=unset:")
+# AXMALLOC_VERBOSE names the conf as a value's source
+add_test(NAME t_conf.verbose COMMAND t_conf conf)
+set_tests_properties(t_conf.verbose PROPERTIES ENVIRONMENT "AXMALLOC_VERBOSE=1"
+  ENVIRONMENT_MODIFICATION "AXMALLOC_PURGE_DELAY_MS=unset:;AXMALLOC_THP=unset:"
+  PASS_REGULAR_EXPRESSION "option AXMALLOC_PURGE_DELAY_MS +50 +\\(axmalloc_conf\\)")
 ax_test(t_conf_bad SOURCES t_conf.c)
 target_compile_definitions(t_conf_bad PRIVATE CONF_BAD)
 set_tests_properties(t_conf_bad PROPERTIES
   ENVIRONMENT_MODIFICATION "AXMALLOC_PURGE_DELAY_MS=unset:;AXMALLOC_THP=unset:;AXMALLOC_PROF_SAMPLE=unset:"
   PASS_REGULAR_EXPRESSION
-  "axmalloc: AXMALLOC_STAT=1: no such option \\(did you mean AXMALLOC_STATS\\?\\)\naxmalloc: AXMALLOC_PROF_SAMPLE=abc is not a size \\(digits with an optional k, m or g suffix\\): the default 512k is used\naxmalloc: axmalloc_conf: nonsense is not name:value\n(.*\n)*t_conf_bad: OK"
+  "axmalloc: AXMALLOC_STAT=1: no such option \\(did you mean AXMALLOC_STATS\\?\\)\naxmalloc: AXMALLOC_PROF_SAMPLE=abc is not a size \\(digits with an optional k, m or g suffix\\): the default 512k is used\naxmalloc: axmalloc_conf: nonsense is not name:value\naxmalloc: AXMALLOC_ZZZZZ=1: no such option \\(axmalloc\\(3\\) lists them\\)\n(.*\n)*t_conf_bad: OK"
   FAIL_REGULAR_EXPRESSION "CHECK failed")
 
 # The figures above count the blocks in their classes' pages: a block the profiler sampled is
@@ -80,7 +85,7 @@ if(AX_CHECKED)
 endif()
 # The conf tests and the JSON's options check what they set: a variant pass's options are not
 # theirs (the environment would override the conf, as it should)
-set_property(TEST t_conf t_conf.env t_conf_static t_conf_static.env t_conf_bad t_stats_write.json
+set_property(TEST t_conf t_conf.env t_conf.verbose t_conf_static t_conf_static.env t_conf_bad t_stats_write.json
              APPEND PROPERTY ENVIRONMENT_MODIFICATION
              "AXMALLOC_PROF=unset:;AXMALLOC_PROF_SAMPLE=unset:;AXMALLOC_LEAKS_EXITCODE=unset:;AXMALLOC_STATS=unset:")
 

@@ -12,7 +12,7 @@
 #include "testutil.h"
 
 #ifdef CONF_BAD
-const char *axmalloc_conf = "stat:1,prof_sample:abc,purge_delay_ms:7,nonsense,thp=NEVER";
+const char *axmalloc_conf = "stat:1,prof_sample:abc,purge_delay_ms:7,nonsense,zzzzz:1,thp=NEVER";
 #else
 const char *axmalloc_conf = "purge_delay_ms:50,Stats:0,thp:never,AXMALLOC_prof_sample:64k,"
                             "leaks_exitcode=3";
