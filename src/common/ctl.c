@@ -260,15 +260,6 @@ static const ctl_entry_t entries[] = {
 
 /* ---- opt.<name>: the options as read at start-up ------------------------------------- */
 
-/* "opt.prof_sample" names AXMALLOC_PROF_SAMPLE: the part after AXMALLOC_, in lower case. */
-static bool opt_named(const char *name, const char *env) {
-  const char *e = env + sizeof "AXMALLOC_" - 1;
-  for (; *name && *e; name++, e++)
-    if (*name != (*e >= 'A' && *e <= 'Z' ? *e - 'A' + 'a' : *e))
-      return false;
-  return *name == *e;
-}
-
 /* The options a program may change at run time, each read where it acts after a write:
  *   stats           the report at exit (stats.c's destructor), read at exit
  *   purge_delay_ms  as purge.delay_ms: empty pages retired from now on wait this long
@@ -332,9 +323,9 @@ static ctl_type_t opt_type(const ax_option_view_t *v) {
 static int run_opt(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) {
   ax_option_view_t v;
   size_t i = 0;
-  while (axi_option_at(i++, &v) && !opt_named(name, v.env))
+  while (axi_option_at(i++, &v) && strcmp(name, v.name) != 0) /* ("opt.prof_sample") */
     ;
-  if (!opt_named(name, v.env))
+  if (strcmp(name, v.name) != 0) /* (the loop ran past the last) */
     return ENOENT;
   enum axi_option o = (enum axi_option)(i - 1);
   ctl_type_t t = opt_type(&v);
@@ -454,12 +445,7 @@ static void names_build(void) {
              (entries[i].get ? 1u : 0u) | (entries[i].set ? 2u : 0u));
   ax_option_view_t v;
   for (size_t i = 0; axi_option_at(i, &v); i++) {
-    char lower[48];
-    size_t n = 0;
-    for (const char *e = v.env + sizeof "AXMALLOC_" - 1; *e && n < sizeof lower - 1; e++)
-      lower[n++] = *e >= 'A' && *e <= 'Z' ? (char)(*e - 'A' + 'a') : *e;
-    lower[n] = 0;
-    name_add("opt.", lower, opt_type(&v), 1u | (opt_writable((enum axi_option)i) ? 2u : 0u));
+    name_add("opt.", v.name, opt_type(&v), 1u | (opt_writable((enum axi_option)i) ? 2u : 0u));
   }
   for (size_t k = 0; k < CLASS_NAMES; k++)
     for (unsigned c = 1; c < AX_CLASSES; c++) {

@@ -559,9 +559,15 @@ bool axi_option_at(size_t i, ax_option_view_t *out) {
       [P_BOOL] = AXI_OPT_BOOL,   [P_SIZE] = AXI_OPT_SIZE,   [P_UINT] = AXI_OPT_UINT,
       [P_CHOICE] = AXI_OPT_WORD, [P_STRING] = AXI_OPT_WORD, [P_SIGNAL] = AXI_OPT_WORD};
   const option_t *o = &table[i];
-  *out =
-      (ax_option_view_t){o->env, kind[o->parse], value[i].num,
-                         kind[o->parse] == AXI_OPT_WORD ? value[i].str : NULL, value[i].from_env};
+  *out = (ax_option_view_t){.env = o->env,
+                            .kind = kind[o->parse],
+                            .num = value[i].num,
+                            .str = kind[o->parse] == AXI_OPT_WORD ? value[i].str : NULL,
+                            .from_env = value[i].from_env};
+  size_t n = 0;
+  for (const char *e = o->env + PREFIX_LEN; *e && n < sizeof out->name - 1; e++)
+    out->name[n++] = lower(*e);
+  out->name[n] = 0;
   return true;
 }
 

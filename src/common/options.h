@@ -64,6 +64,7 @@ typedef struct ax_option_view {
   uint64_t num;    /* bool and numbers (a choice's index, a signal's number too) */
   const char *str; /* words and strings, else NULL */
   bool from_env;
+  char name[40]; /* "prof_sample": the part after AXMALLOC_, in lower case (ax_ctl's opt.<name>) */
 } ax_option_view_t;
 /* pre: process init ran (axi_heap_get). Any thread. */
 AXI_HIDDEN size_t axi_option_count(void);

@@ -317,18 +317,13 @@ static void write_json(out_t *o, const figures_t *f) {
   j_open(o, "options", "{"); /* as opt.<name> reads them */
   ax_option_view_t v;
   for (size_t i = 0; axi_option_at(i, &v); i++) {
-    char name[48];
-    size_t n = 0;
-    for (const char *e = v.env + sizeof "AXMALLOC_" - 1; *e && n < sizeof name - 1; e++)
-      name[n++] = *e >= 'A' && *e <= 'Z' ? (char)(*e - 'A' + 'a') : *e;
-    name[n] = 0;
     if (v.kind == AXI_OPT_WORD) {
-      j_str(o, name, v.str);
+      j_str(o, v.name, v.str);
     } else if (v.kind == AXI_OPT_BOOL) {
-      key(o, name);
+      key(o, v.name);
       put(o, v.num ? "true" : "false");
     } else {
-      j_num(o, name, v.num);
+      j_num(o, v.name, v.num);
     }
   }
   j_close(o, "}");
