@@ -46,7 +46,7 @@ static ax_atomic_word pool_once;
 static ax_lock_t lock;       /* the queue of freed slots, the never-used count */
 static uint32_t unused_next; /* slots [unused_next, slots) were never handed out */
 static uint32_t fifo_head = NONE, fifo_tail = NONE; /* freed slots, the longest ago first */
-static ax_atomic_word live, skipped;
+static ax_atomic_word live, live_bytes, skipped;
 
 /* ---- settings ------------------------------------------------------------------------------- */
 
@@ -70,6 +70,21 @@ void axi_guard_init(void) {
   if (axi_option_from_env(AXI_OPTION_GUARD) && axi_option_num(AXI_OPTION_GUARD) && !available)
     axi_write("axmalloc: AXMALLOC_GUARD=%s does nothing with %s (its own checks cover it)\n",
               axi_option_str(AXI_OPTION_GUARD), axi_checked ? "checked mode" : "memory tagging");
+}
+
+/* AXMALLOC_VERBOSE's line: what was chosen, and why not when it is off. */
+void axi_guard_say(void) {
+  static const char *const where[] = {"at its page's end (16-byte aligned)", "at its page's start",
+                                      "at its page's end and start in turn",
+                                      "at its page's very end"};
+  if (!available)
+    axi_write("axmalloc: guarded sampling off (%s)\n", axi_checked ? "checked mode" : "tagging");
+  else if (!axi_guard_mean)
+    axi_write("axmalloc: guarded sampling off (AXMALLOC_GUARD=0)\n");
+  else
+    axi_write("axmalloc: guarded sampling: one block per %llu B on average, up to %d live in %zu "
+              "KiB pages, each %s\n",
+              (unsigned long long)axi_guard_mean, (int)slots_want, axi_os_page >> 10, where[place]);
 }
 
 uint64_t axi_guard_rate(void) { return ax_peek(&axi_guard_mean); }
@@ -215,6 +230,12 @@ static AX_NOINLINE void *take(ax_heap_t *heap, size_t size) {
   s->free.depth = 0;
   s->free.tid = 0;
   ax_atomic_fetch_add_relaxed(&live, 1);
+  ax_atomic_fetch_add_relaxed(&live_bytes, size);
+  /* (mallinfo2's and stats.active's: a page holding a block, as a page of blocks counts) */
+  axi_stat_add(&axi_stats.in_use, &axi_stats.in_use_peak, (intptr_t)axi_guard_pool.page);
+  axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak,
+               (intptr_t)axi_guard_pool.page);
+  heap->stats.class_mallocs[axi_class_of(size)]++; /* (ax_stats: a malloc like any other) */
   ax_atomic_store_release(&s->state, AX_GUARD_LIVE);
   if (reinstall)
     axi_guard_fault_recheck();
@@ -291,6 +312,9 @@ void axi_guard_free(const char *fn, void *p) {
   axi_os_protect(page, axi_guard_pool.page, false);
   axi_os_zero_pages(page, axi_guard_pool.page); /* (its memory back; zero when reused) */
   ax_atomic_fetch_add_relaxed(&live, (uintptr_t)-1);
+  ax_atomic_fetch_add_relaxed(&live_bytes, -(uintptr_t)s->size);
+  axi_stat_add(&axi_stats.in_use, NULL, -(intptr_t)axi_guard_pool.page);
+  axi_stat_add(&axi_stats.os_committed, NULL, -(intptr_t)axi_guard_pool.page);
   ax_atomic_store_release(&s->state, AX_GUARD_FREED);
   slot_put((uint32_t)(s - axi_guard_pool.slot));
 }
@@ -310,6 +334,7 @@ size_t axi_guard_usable(const char *fn, const void *p) {
 void axi_guard_counts(ax_guard_counts_t *out) {
   out->samples = ax_atomic_load_relaxed(&axi_guard_pool.samples);
   out->live = ax_atomic_load_relaxed(&live);
+  out->live_bytes = ax_atomic_load_relaxed(&live_bytes);
   out->skipped = ax_atomic_load_relaxed(&skipped);
   out->slots = ax_peek(&axi_guard_pool.base) ? axi_guard_pool.slots : slots_want;
 }
