@@ -155,9 +155,7 @@ static AX_NOINLINE void guard_due(ax_heap_t *heap, ax_page_t *page, uint32_t n) 
     if ((g->left[c] -= n) > 0)
       return;
   }
-  g->left[c] = axi_class_cached(c) ? 0 : AX_GUARD_PENDING; /* (the sample draws anew) */
-  g->due = (uint8_t)c;
-  heap->hooked |= AX_HOOKED_GUARD;
+  axi_guard_flag(heap, c); /* (the sample draws anew) */
   if (axi_class_direct(c) && at < (int64_t)n && page->free)
     axi_page_free_cut(page, at > 1 ? (uint64_t)at : 1);
 }
@@ -168,9 +166,7 @@ static AX_NOINLINE void guard_due(ax_heap_t *heap, ax_page_t *page, uint32_t n) 
 static AX_NOINLINE void guard_mid_due(ax_heap_t *heap, unsigned c) {
   if (!(heap->guard.drawn >> c & 1)) /* (a heap starts at 0: undrawn) */
     return axi_guard_draw(heap, c);
-  heap->guard.left[c] = 0;
-  heap->guard.due = (uint8_t)c;
-  heap->hooked |= AX_HOOKED_GUARD;
+  axi_guard_flag(heap, c);
 }
 
 /* n more blocks of page's class go to the fast paths (a refill, a carve, collected blocks, one

@@ -203,14 +203,15 @@ static uintptr_t around_written(const ax_guard_slot_t *s) {
 static AX_NOINLINE void *take(ax_heap_t *heap, size_t size) {
   if (!pool_ready())
     return NULL;
-  ax_guard_stack_t alloc;
-  stack_take(heap, &alloc); /* (before the slot: a walk may allocate) */
   uint32_t i = slot_take();
   if (i == NONE) {
     ax_atomic_fetch_add_relaxed(&skipped, 1);
     return NULL;
   }
   ax_guard_slot_t *s = &axi_guard_pool.slot[i];
+  /* its stack straight into the record (a copy on this frame cost 264 bytes of stack: t_stack);
+   * a malloc inside the walk (libgcc's first lookup of a frame) is not sampled: prof.busy */
+  stack_take(heap, &s->alloc);
   uintptr_t page = axi_guard_slot_page(i);
   if (!axi_os_protect((void *)page, axi_guard_pool.page, true)) { /* no memory to commit */
     slot_put(i);
@@ -226,7 +227,6 @@ static AX_NOINLINE void *take(ax_heap_t *heap, size_t size) {
   s->block = b;
   s->size = size;
   s->serial = serial;
-  s->alloc = alloc;
   s->free.depth = 0;
   s->free.tid = 0;
   ax_atomic_fetch_add_relaxed(&live, 1);
@@ -270,11 +270,8 @@ void *axi_guard_malloc(ax_heap_t *heap, size_t size, bool zero) {
   axi_guard_draw(heap, c);
   if (g->left[c] == 0 && !p)
     g->left[c] = 1;
-  else if (g->left[c] == 0) {
-    g->left[c] = axi_class_cached(c) ? 0 : AX_GUARD_PENDING;
-    g->due = (uint8_t)c;
-    heap->hooked |= AX_HOOKED_GUARD;
-  }
+  else if (g->left[c] == 0)
+    axi_guard_flag(heap, c);
   return p;
 }
 
