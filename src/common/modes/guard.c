@@ -187,9 +187,11 @@ static uintptr_t block_at(uintptr_t page, size_t size, uint64_t serial) {
   return (end - size) & ~(uintptr_t)15; /* malloc's alignment, as glibc's: 16 */
 }
 
+static uint32_t slot_index(const ax_guard_slot_t *s) { return (uint32_t)(s - axi_guard_pool.slot); }
+
 /* The first byte around s's block in its page that is not the pattern, or 0. */
 static uintptr_t around_written(const ax_guard_slot_t *s) {
-  uintptr_t page = s->block & ~(uintptr_t)(axi_guard_pool.page - 1);
+  uintptr_t page = axi_guard_slot_page(slot_index(s)); /* (the pool is aligned to OS pages only) */
   uintptr_t end = page + axi_guard_pool.page;
   for (const uint8_t *q = (const uint8_t *)(s->block + s->size); (uintptr_t)q < end; q++)
     if (*q != PATTERN)
@@ -305,7 +307,7 @@ void axi_guard_free(const char *fn, void *p) {
   if (w)
     misuse(w > s->block ? AX_GUARD_OVERFLOW_FREE : AX_GUARD_UNDERFLOW_FREE, s, w, fn);
   stack_take(axi_tls_heap, &s->free);
-  void *page = (void *)(a & ~(uintptr_t)(axi_guard_pool.page - 1));
+  void *page = (void *)axi_guard_slot_page(slot_index(s));
   axi_os_protect(page, axi_guard_pool.page, false);
   axi_os_zero_pages(page, axi_guard_pool.page); /* (its memory back; zero when reused) */
   ax_atomic_fetch_add_relaxed(&live, (uintptr_t)-1);
@@ -313,7 +315,7 @@ void axi_guard_free(const char *fn, void *p) {
   axi_stat_add(&axi_stats.in_use, NULL, -(intptr_t)axi_guard_pool.page);
   axi_stat_add(&axi_stats.os_committed, NULL, -(intptr_t)axi_guard_pool.page);
   ax_atomic_store_release(&s->state, AX_GUARD_FREED);
-  slot_put((uint32_t)(s - axi_guard_pool.slot));
+  slot_put(slot_index(s));
 }
 
 size_t axi_guard_usable(const char *fn, const void *p) {
