@@ -169,7 +169,7 @@ static void stack_take(ax_heap_t *heap, ax_guard_stack_t *out) {
     st.n = 0;
     axi_stack_walk_libgcc(&st);
   } else {
-    axi_stack_capture_rare(heap, &st);
+    axi_stack_capture_memo(heap, NULL, &st); /* (no memo: unwind.h) */
   }
   unsigned depth, first = axi_stack_program_frames(&st, &depth);
   if (depth > AX_GUARD_FRAMES)
