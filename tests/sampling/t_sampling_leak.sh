@@ -13,6 +13,7 @@ unset AXMALLOC_CHECK AXMALLOC_MTE AXMALLOC_GUARD_PLACE AXMALLOC_GUARD_SLOTS AXMA
 export AXMALLOC_GUARD=1 AXMALLOC_LEAKS=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1 # (the profiler writes its final profile here)
 fails=0
 fail() {
   echo "FAIL: $*"
