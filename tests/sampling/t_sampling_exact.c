@@ -6,6 +6,7 @@
  *   - a block is guarded when it sits alone in a page of its own: the mapping that holds it
  *     (/proc/self/maps) is one page (the pool's pages are inaccessible but a live block's, so
  *     each live one is a mapping of its own), AXMALLOC_PAGE_SIZE's or the system's
+ *   - every allocation that fits a page is guarded, whatever classes came before
  *   - malloc_usable_size is the size asked for; the block lies where AXMALLOC_GUARD_PLACE says
  *   - calloc's blocks are zero, also in slots whose earlier blocks were written all over
  *   - realloc keeps the bytes, grown, shrunk, to above a page and back (a move into a guarded
@@ -92,6 +93,19 @@ static void pattern(unsigned char *p, size_t n, unsigned seed) {
 static void pattern_check(const unsigned char *p, size_t n, unsigned seed, const char *what) {
   for (size_t i = 0; i < n; i++)
     CHECKF(p[i] == (unsigned char)(seed + i * 13), "%s: byte %zu of %p", what, i, (void *)p);
+}
+
+/* AXMALLOC_GUARD=1: every allocation that fits a page is guarded while the pool has a slot,
+ * whatever other classes were sampled in between (each class due on its own; guarded() itself
+ * mallocs, a FILE of 472 bytes) */
+static void test_every(void) {
+  static const size_t sizes[] = {1,   4000, 4096, 472,  4096, 4096, 7,
+                                 472, 7,    100,  3000, 100,  2048, 16};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    void *p = malloc(sizes[i]);
+    CHECKF(guarded(p), "malloc(%zu) (%zu of the sequence) = %p: not guarded", sizes[i], i, p);
+    free(p);
+  }
 }
 
 static void test_usable(void) {
@@ -320,6 +334,7 @@ int main(void) {
     page = (size_t)sysconf(_SC_PAGESIZE);
   place = getenv("AXMALLOC_GUARD_PLACE");
   place = place && *place ? place : "end";
+  test_every();
   test_usable();
   test_calloc();
   test_realloc();
