@@ -8,7 +8,7 @@ find_program(AX_BASH_SAMPLING bash REQUIRED)
 # t_sampling_stat: the odds. Per class, each block guarded with probability
 # 1 - exp(-class size / AXMALLOC_GUARD): counted over many blocks of six sizes taken in turn,
 # and as the fraction of processes killed by one use after free among 2000 allocations (800
-# and 300 processes; half as many under the emulator); 5 sigma of the binomial each.
+# and 300 processes; 500 and 200 under the emulator); 5 sigma of the binomial each.
 add_executable(t_sampling_uaf ${CMAKE_CURRENT_LIST_DIR}/t_sampling_uaf.c)
 target_compile_options(t_sampling_uaf PRIVATE -fno-builtin -Wall -Wextra)
 target_link_libraries(t_sampling_uaf PRIVATE axmalloc)
@@ -19,7 +19,8 @@ set_tests_properties(t_sampling_stat PROPERTIES LABELS "sampling" TIMEOUT ${AX_S
 
 # t_sampling_clean: a correct program (8 threads handing blocks to each other, a fork,
 # realloc, aligned and calloc'd blocks, strdup) with sampling at every allocation the pool can
-# hold, its data checked all along: with each placement, 16 and 64 KiB pages, a bigger pool,
+# hold, its data checked all along: with each placement, 16 and 64 KiB pages (64 slots: the
+# automatic size would be 16 and 8, fewer than the threads hold), a bigger pool,
 # sampling off (it then counts no guarded block), and linked -static.
 ax_test(t_sampling_clean SOURCES t_sampling_clean.c ENV AXMALLOC_GUARD=1)
 target_include_directories(t_sampling_clean PRIVATE ${PROJECT_SOURCE_DIR}/include)
@@ -29,8 +30,8 @@ set(AX_SAMPLING_CLEAN_RUNS
   "start|AXMALLOC_GUARD=1,AXMALLOC_GUARD_PLACE=start"
   "exact|AXMALLOC_GUARD=1,AXMALLOC_GUARD_PLACE=exact"
   "alternate|AXMALLOC_GUARD=1,AXMALLOC_GUARD_PLACE=alternate"
-  "page16k|AXMALLOC_GUARD=1,AXMALLOC_PAGE_SIZE=16384"
-  "page64k|AXMALLOC_GUARD=1,AXMALLOC_PAGE_SIZE=65536"
+  "page16k|AXMALLOC_GUARD=1,AXMALLOC_PAGE_SIZE=16384,AXMALLOC_GUARD_SLOTS=64"
+  "page64k|AXMALLOC_GUARD=1,AXMALLOC_PAGE_SIZE=65536,AXMALLOC_GUARD_SLOTS=64"
   "slots|AXMALLOC_GUARD=1,AXMALLOC_GUARD_SLOTS=2048"
   "rate|AXMALLOC_GUARD=4k,T_SAMPLING_EXPECT=some"
   "off|AXMALLOC_GUARD=0,T_SAMPLING_EXPECT=none")

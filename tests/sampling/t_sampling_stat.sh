@@ -20,7 +20,7 @@
 #   t_sampling_stat.sh PROG [EMULATOR]
 #
 # EMULATOR: how to run an aarch64 program ('|' separates its words), empty natively: fewer
-# processes then (qemu-user starts one in 50-100 ms).
+# blocks and processes then (qemu-user starts one in 50-100 ms).
 set -uo pipefail
 prog=$1
 IFS='|' read -r -a emu <<<"${2:-}"
@@ -86,8 +86,9 @@ detect() { # RATE SIZE N R
     fails=$((fails + 1))
   }
 }
-detect 65536 4000 2000 $((800 / scale))
-detect 1024 200 2000 $((300 / scale))
+# (under the emulator: 500 and 200 processes, 30 and 39 detections expected)
+detect 65536 4000 2000 $([ "$scale" = 1 ] && echo 800 || echo 500)
+detect 1024 200 2000 $([ "$scale" = 1 ] && echo 300 || echo 200)
 
 [ "$fails" = 0 ] && echo "t_sampling_stat: OK" || echo "t_sampling_stat: $fails failures"
 [ "$fails" = 0 ]
