@@ -78,3 +78,11 @@ foreach(run "start|AXMALLOC_GUARD_PLACE=start" "exact|AXMALLOC_GUARD_PLACE=exact
   set_tests_properties(t_sampling_exact.${name} PROPERTIES LABELS "sampling"
                        ENVIRONMENT "AXMALLOC_GUARD=1;AXMALLOC_GUARD_SLOTS=8;${run}")
 endforeach()
+
+# t_sampling_cxx: C++ (new/delete sized, new[]/delete[], aligned new up to 4096 and its sized
+# delete, strings, vectors, maps, std::thread hand-overs) with sampling at every allocation:
+# contents checked, guarded blocks counted by ax_ctl's guard.samples.
+ax_test(t_sampling_cxx SOURCES t_sampling_cxx.cc ENV AXMALLOC_GUARD=1)
+set_target_properties(t_sampling_cxx PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+target_include_directories(t_sampling_cxx PRIVATE ${PROJECT_SOURCE_DIR}/include)
+set_tests_properties(t_sampling_cxx PROPERTIES LABELS "sampling" TIMEOUT ${AX_SYS_TIMEOUT})
