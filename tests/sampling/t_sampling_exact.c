@@ -13,6 +13,7 @@
  *     block must not copy past its end: realloc's shrink asks for whole 16 bytes)
  *   - aligned_alloc, posix_memalign and memalign align (32 .. 4096)
  *   - a freed slot is used again (the pool's slots are not lost)
+ *   - ax_ctl: opt.guard and guard.* read, opt.guard written 0 and 1
  *   - each in a child that must die: a double free, an invalid free (inside a block), realloc
  *     and malloc_usable_size of a freed block, and a byte written after a block's end (seen
  *     at its free under place=end) abort (SIGABRT) with the pointer in the message; a read
@@ -27,6 +28,8 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <axmalloc.h>
 
 #define CHECKF(cond, ...)                                                                          \
   do {                                                                                             \
@@ -220,6 +223,41 @@ static void test_slots(void) {
     free(p[i]);
 }
 
+/* ax_ctl: opt.guard reads 1, guard.slots 8; opt.guard written 0 stops sampling, 1 starts it
+ * again (for a class first allocated then: a class drawn while it was 0 rechecks later) */
+static uint64_t ctl_u64(const char *name) {
+  uint64_t v = 0;
+  size_t len = sizeof v;
+  CHECKF(ax_ctl(name, &v, &len, NULL, 0) == 0, "ax_ctl(%s)", name);
+  return v;
+}
+static int guarded_of(size_t n, int k) {
+  int g = 0;
+  for (int i = 0; i < k; i++) {
+    void *p = malloc(n);
+    g += guarded(p);
+    free(p);
+  }
+  return g;
+}
+static void test_ctl(void) {
+  size_t v = 0, len = sizeof v, zero = 0, one = 1;
+  CHECKF(ax_ctl("opt.guard", &v, &len, NULL, 0) == 0 && v == 1, "opt.guard reads %zu", v);
+  CHECKF(ctl_u64("guard.slots") == 8, "guard.slots %llu",
+         (unsigned long long)ctl_u64("guard.slots"));
+  uint64_t s0 = ctl_u64("guard.samples");
+  void *p = malloc(2500);
+  CHECKF(guarded(p) && ctl_u64("guard.samples") > s0 && ctl_u64("guard.live") >= 1,
+         "guard.samples or guard.live");
+  free(p);
+  CHECKF(ax_ctl("opt.guard", NULL, NULL, &zero, sizeof zero) == 0, "opt.guard = 0");
+  int off = guarded_of(100, 20) + guarded_of(1500, 20);
+  CHECKF(off == 0, "%d guarded blocks with opt.guard 0", off);
+  CHECKF(ax_ctl("opt.guard", NULL, NULL, &one, sizeof one) == 0, "opt.guard = 1");
+  int on = guarded_of(1800, 20); /* (a class not allocated before) */
+  CHECKF(on == 20, "%d of 20 guarded with opt.guard 1 again", on);
+}
+
 /* ---- misuse: each in a child that must die ------------------------------------------------ */
 
 enum misuse {
@@ -349,6 +387,7 @@ int main(void) {
   expect_death(READ_FREED, SIGSEGV);
   expect_death(OVERFLOW_PAGE, SIGSEGV); /* (a block of a page: at both its ends, any place) */
   expect_death(UNDERFLOW_PAGE, SIGSEGV);
+  test_ctl(); /* (last: the classes allocated while opt.guard is 0 recheck only later) */
   puts("t_sampling_exact: OK");
   return 0;
 }
