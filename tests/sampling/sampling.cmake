@@ -19,7 +19,7 @@ set_tests_properties(t_sampling_stat PROPERTIES LABELS "sampling" TIMEOUT ${AX_S
 
 # t_sampling_clean: a correct program (8 threads handing blocks to each other, a fork,
 # realloc, aligned and calloc'd blocks, strdup) with sampling at every allocation the pool can
-# hold, its data checked all along: with each placement, 16 and 64 KiB pages (64 slots: the
+# hold, its data checked all along: with each placement, the heap profiler sampling too, 16 and 64 KiB pages (64 slots: the
 # automatic size would be 16 and 8, fewer than the threads hold), a bigger pool,
 # sampling off (it then counts no guarded block), and linked -static.
 ax_test(t_sampling_clean SOURCES t_sampling_clean.c ENV AXMALLOC_GUARD=1)
@@ -34,7 +34,8 @@ set(AX_SAMPLING_CLEAN_RUNS
   "page64k|AXMALLOC_GUARD=1,AXMALLOC_PAGE_SIZE=65536,AXMALLOC_GUARD_SLOTS=64"
   "slots|AXMALLOC_GUARD=1,AXMALLOC_GUARD_SLOTS=2048"
   "rate|AXMALLOC_GUARD=4k,T_SAMPLING_EXPECT=some"
-  "off|AXMALLOC_GUARD=0,T_SAMPLING_EXPECT=none")
+  "off|AXMALLOC_GUARD=0,T_SAMPLING_EXPECT=none"
+  "prof|AXMALLOC_GUARD=1,AXMALLOC_PROF=1,AXMALLOC_PROF_SAMPLE=4096,AXMALLOC_PROF_FILE=${CMAKE_CURRENT_BINARY_DIR}/t_sampling_clean.prof")
 foreach(run ${AX_SAMPLING_CLEAN_RUNS})
   string(REPLACE "|" ";" run "${run}")
   list(POP_FRONT run name)
