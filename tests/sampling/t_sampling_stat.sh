@@ -87,8 +87,8 @@ detect() { # RATE SIZE N R
   }
 }
 # (under the emulator: 500 and 200 processes, 30 and 39 detections expected)
-detect 65536 4000 2000 $([ "$scale" = 1 ] && echo 800 || echo 500)
-detect 1024 200 2000 $([ "$scale" = 1 ] && echo 300 || echo 200)
+detect 65536 4000 2000 "$([ "$scale" = 1 ] && echo 800 || echo 500)"
+detect 1024 200 2000 "$([ "$scale" = 1 ] && echo 300 || echo 200)"
 
 [ "$fails" = 0 ] && echo "t_sampling_stat: OK" || echo "t_sampling_stat: $fails failures"
 [ "$fails" = 0 ]
