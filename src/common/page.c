@@ -161,8 +161,8 @@ static int64_t guard_at(ax_heap_t *heap, unsigned c, uint32_t n) {
 static void guard_mark(ax_heap_t *heap, ax_page_t *page, int64_t at, uint32_t n) {
   unsigned c = page->cls;
   heap->guard.left[c] = at <= 0 ? -1 : 0;
-  if (at > 0 && at < (int64_t)n && axi_class_direct(c) && page->free)
-    axi_page_free_cut(page, (uint64_t)at);
+  if (at < (int64_t)n && axi_class_direct(c) && page->free) /* (at 0: the next malloc, at 1) */
+    axi_page_free_cut(page, at > 0 ? (uint64_t)at : 1);
 }
 
 static AX_NOINLINE void guard_due(ax_heap_t *heap, ax_page_t *page, uint32_t n) {
@@ -703,11 +703,14 @@ static void *hand_out(ax_page_t *page, size_t size, bool zero) {
 static AX_NOINLINE void *hand_out_due(ax_heap_t *heap, ax_page_t *page, size_t size, bool zero) {
   uint32_t n = page->refill;
   int64_t at = guard_at(heap, page->cls, n);
-  if (at != NOT_DUE && at <= 0) {
+  if (at != NOT_DUE && at <= 0) { /* the list counts against the interval drawn */
     void *p = guard_take(heap, size, zero);
-    if (!p)
-      return hand_out(page, size, zero); /* (the list counted against the interval drawn: */
-    axi_guard_after(heap, page, n);      /*  index 0 is the next malloc's) */
+    if (p) {
+      axi_guard_after(heap, page, n); /* (index 0: the next malloc's) */
+      return p;
+    }
+    p = hand_out(page, size, zero); /* (no slot: the list's first block, then the rest) */
+    axi_guard_after(heap, page, n - 1);
     return p;
   }
   if (at != NOT_DUE)
