@@ -51,7 +51,7 @@ LAYERS = [
      "per block (`modes/stacks/`)", ["stacks.h", "unwind.c", "symbolize.c", "side.c", "depot.c"]),
     ("modes", "checked mode, tagging, the heap profiler, the leak checker (`modes/`)",
      ["mte.c", "check.c", "prof_grant.c", "prof.c", "prof_dump.c", "leak_gate.c", "leak_scan.c",
-      "leak.c"]),
+      "leak.c", "guard_report.c", "guard_fault.c"]),
     ("lifecycle", "process init, thread start and exit, fork's handlers", ["lifecycle.c"]),
     ("entry", "the API: the malloc family, free, the extras, statistics, `ax_ctl`, C++",
      ["ptr.c", "alloc.c", "free.c", "override.c", "stats.c", "ctl.c", "cxx_ops.h",
