@@ -163,6 +163,8 @@ static void print_stack(const char *what, const ax_guard_stack_t *g) {
  * report is made by free() before it touches the heap, holding no lock of ours (guard.c), so
  * there the demangler's malloc is an ordinary call, as in the leak report at exit. */
 static void report_names(const ax_guard_slot_t *s, bool freed) {
+  ax_sym_t sym; /* (the loaded files listed first: axi_symbolize_external looks in those) */
+  axi_symbolize(s->alloc.depth ? s->alloc.pc[0] : (uintptr_t)report_names, &sym);
   for (unsigned i = 0; i < s->alloc.depth && i < AX_GUARD_FRAMES; i++)
     axi_symbolize_want(s->alloc.pc[i]);
   for (unsigned i = 0; freed && i < s->free.depth && i < AX_GUARD_FRAMES; i++)

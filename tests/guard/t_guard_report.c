@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/* Guarded sampling's reports (src/common/modes/guard_report.c, guard_fault.c): one misuse of a
+ * guarded block per run, named by argv[1]; t_guard_report.sh runs each with AXMALLOC_GUARD=1
+ * (every block that fits a page is guarded) and checks the report, and that the process died
+ * of the signal the misuse raises. Built -O0 -g with frame pointers, so that each misuse
+ * stays in the program and the stacks name alloc_site and free_site.
+ *
+ * Before the misuse the program prints "t_guard_report: block <p>" on stderr (%p, as the
+ * report prints it), so the driver knows the addresses the report must name.
+ *
+ *   uaf_read, uaf_write  a read or a write 8 bytes into a freed 64-byte block
+ *   overflow <n>         a write of byte n of an n-byte block (its first byte past the end)
+ *   underflow            a write 3 bytes before a 24-byte block
+ *   double_free          free() twice
+ *   invalid_free         free() of the block's address + 8
+ *   slack <n>            a write past an n-byte block, then free()
+ *   wild                 a write to address 8 (no handler of the program's)
+ *   kill                 raise(SIGSEGV) (no handler of the program's)
+ *   handler_before       the program's SIGSEGV handler installed before the first sample
+ *                        (a constructor): writes to address 8 reach it, twice, and so does
+ *                        a use after free, after the report; exit 0
+ *   handler_after        ... installed after the first sample, then one more sample; a use
+ *                        after free: its handler runs, exit 0 */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#pragma GCC diagnostic ignored "-Wfree-nonheap-object"
+#pragma GCC diagnostic ignored "-Wuse-after-free"
+
+static __attribute__((noinline)) char *alloc_site(size_t n) {
+  char *p = malloc(n);
+  if (!p) {
+    fprintf(stderr, "t_guard_report: malloc(%zu) failed\n", n);
+    exit(2);
+  }
+  memset(p, 'a', n);
+  return p;
+}
+
+static __attribute__((noinline)) void free_site(void *p) { free(p); }
+
+static __attribute__((noinline)) void say_block(const char *p) {
+  fprintf(stderr, "t_guard_report: block %p\n", (const void *)p);
+}
+
+static __attribute__((noinline)) char read_site(volatile char *p) { return *p; }
+static __attribute__((noinline)) void write_site(volatile char *p) { *p = 'x'; }
+
+/* ---- the program's own handler ------------------------------------------------------------ */
+
+static sigjmp_buf back;
+static volatile sig_atomic_t own_runs;
+
+static void own_handler(int sig, siginfo_t *info, void *uc) {
+  own_runs++;
+  siglongjmp(back, 1);
+}
+
+static void install_own(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = own_handler;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, NULL);
+}
+
+static bool own_in_front(void) {
+  struct sigaction cur;
+  sigaction(SIGSEGV, NULL, &cur);
+  return (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == own_handler;
+}
+
+/* A write to p that the program's handler survives: true when it ran. */
+static bool survive_write(volatile char *p) {
+  int before = own_runs;
+  if (sigsetjmp(back, 1) == 0)
+    write_site(p);
+  return own_runs == before + 1;
+}
+
+static int handler_before(void) {
+  /* the first sample (of the program's, if not one of libc's before main) installs ours, in
+   * front of the program's */
+  free_site(alloc_site(16));
+  fprintf(stderr, "t_guard_report: in front: %s\n", own_in_front() ? "program" : "axmalloc");
+  for (int i = 0; i < 2; i++)
+    if (!survive_write((volatile char *)8)) {
+      fprintf(stderr, "t_guard_report: the program's handler did not run\n");
+      return 1;
+    }
+  char *p = alloc_site(64);
+  say_block(p);
+  free_site(p);
+  if (!survive_write(p + 8)) { /* (reported: ours put the program's back, which runs) */
+    fprintf(stderr, "t_guard_report: the program's handler did not run after the report\n");
+    return 1;
+  }
+  fprintf(stderr, "t_guard_report: the program's handler ran %d times\n", (int)own_runs);
+  return 0;
+}
+
+static int handler_after(void) {
+  free_site(alloc_site(16)); /* (a sample: ours installed) */
+  install_own();
+  char *p = alloc_site(64); /* (a sample: with reinstall, ours in front again) */
+  say_block(p);
+  fprintf(stderr, "t_guard_report: in front: %s\n", own_in_front() ? "program" : "axmalloc");
+  free_site(p);
+  if (!survive_write(p + 8)) {
+    fprintf(stderr, "t_guard_report: the program's handler did not run\n");
+    return 1;
+  }
+  fprintf(stderr, "t_guard_report: the program's handler ran %d times\n", (int)own_runs);
+  return 0;
+}
+
+static __attribute__((constructor)) void early(void) {
+  const char *m = getenv("T_GUARD_OWN_EARLY");
+  if (m && *m == '1')
+    install_own();
+}
+
+int main(int argc, char **argv) {
+  const char *m = argc > 1 ? argv[1] : "";
+  size_t n = argc > 2 ? strtoul(argv[2], NULL, 10) : 0;
+  char *p;
+  if (!strcmp(m, "uaf_read") || !strcmp(m, "uaf_write")) {
+    p = alloc_site(64);
+    say_block(p);
+    free_site(p);
+    if (m[4] == 'r')
+      return read_site(p + 8) == 'a' ? 3 : 4;
+    write_site(p + 8);
+    return 3;
+  }
+  if (!strcmp(m, "overflow") && n) {
+    p = alloc_site(n);
+    say_block(p);
+    write_site(p + n);
+    return 3;
+  }
+  if (!strcmp(m, "underflow")) {
+    p = alloc_site(24);
+    say_block(p);
+    write_site(p - 3);
+    return 3;
+  }
+  if (!strcmp(m, "double_free")) {
+    p = alloc_site(48);
+    say_block(p);
+    free_site(p);
+    free_site(p);
+    return 3;
+  }
+  if (!strcmp(m, "invalid_free")) {
+    p = alloc_site(48);
+    say_block(p);
+    free_site(p + 8);
+    return 3;
+  }
+  if (!strcmp(m, "slack") && n) {
+    p = alloc_site(n);
+    say_block(p);
+    write_site(p + n);
+    free_site(p);
+    return 3;
+  }
+  if (!strcmp(m, "wild")) {
+    free_site(alloc_site(16)); /* (a sample: ours installed) */
+    write_site((volatile char *)8);
+    return 3;
+  }
+  if (!strcmp(m, "kill")) {
+    free_site(alloc_site(16));
+    raise(SIGSEGV);
+    return 3;
+  }
+  if (!strcmp(m, "handler_before"))
+    return handler_before();
+  if (!strcmp(m, "handler_after"))
+    return handler_after();
+  fprintf(stderr, "usage: t_guard_report <misuse> [size]\n");
+  return 2;
+}
