@@ -18,6 +18,7 @@
 #include "lifecycle.h"
 #include "list.h"
 #include "modes/check.h"
+#include "modes/guard.h"
 #include "modes/leak.h"
 #include "modes/leak_gate.h"
 #include "modes/mte.h"
@@ -97,9 +98,19 @@ static AX_NOINLINE AX_API void *malloc_zero(ax_heap_t *heap, bool zero) {
  * the block recorded): in a frame of its own, so that malloc_slow's calls stay tail calls (the
  * test after a call cost every refill a register save: pair_1024 +0.3 instructions). */
 static AX_NOINLINE AX_API void *malloc_hooked(ax_heap_t *heap, size_t size, bool zero) {
+  void *p;
+  if ((heap->hooked & AX_HOOKED_GUARD) && (p = axi_guard_malloc(heap, size, zero))) {
+    if (ax_unlikely(axi_leaks)) /* (recorded as any block: leak_scan.c reads it while live) */
+      axi_leak_new(p, size);
+    return p;
+  }
+  if (!axi_malloc_hooked) { /* the sample was not this malloc's (malloc_slow's own way) */
+    p = malloc_common(heap, size, zero);
+    return ax_unlikely(axi_mte) ? axi_mte_tag(p) : p;
+  }
   if (!axi_prof_on)
     return malloc_leak_slow(heap, size, zero);
-  void *p = size ? malloc_prof_slow(heap, size, zero) : malloc_zero(heap, zero);
+  p = size ? malloc_prof_slow(heap, size, zero) : malloc_zero(heap, zero);
   if (ax_unlikely(axi_leaks) && p && !axi_zero_has(p)) /* (both: the sample recorded too) */
     axi_leak_new(p, size);
   return p;
@@ -107,7 +118,7 @@ static AX_NOINLINE AX_API void *malloc_hooked(ax_heap_t *heap, size_t size, bool
 
 static AX_NOINLINE AX_API void *malloc_slow(size_t size, bool zero) {
   ax_heap_t *heap = axi_tls_heap;
-  if (ax_unlikely(axi_malloc_hooked)) /* (one flag for both: one test per refill) */
+  if (ax_unlikely(heap->hooked)) /* (the modes and a guarded sample due: one test per refill) */
     return malloc_hooked(heap, size, zero);
   void *p = malloc_common(heap, size, zero);
   return ax_unlikely(axi_mte) ? axi_mte_tag(p) : p; /* last: after the zeroing (mte.c) */
@@ -197,6 +208,8 @@ static AX_NOINLINE AX_API size_t usable_irregular(const char *fn, const void *p)
     return axi_prof_slot_size(fn, x.seg, p);
   case AX_PTR_ZERO:
     return 0;
+  case AX_PTR_GUARD:
+    return axi_guard_usable(fn, p);
   case AX_PTR_HUGE:
     break;
   }
@@ -254,6 +267,19 @@ static AX_API void *realloc_move(void *p, size_t old, size_t n) {
   return q;
 }
 
+/* realloc of a guarded block (modes/guard.c): it always moves, copying exactly the bytes it
+ * has (the page ends right after it; realloc_move copies in 16-byte steps), so that a block
+ * grown or shrunk in place does not lose the guard page at its end. */
+static AX_NOINLINE AX_API void *realloc_guarded(void *p, size_t n) {
+  size_t old = axi_guard_usable("realloc", p);
+  void *q = ax_malloc(n);
+  if (!q)
+    return NULL;
+  memcpy(q, p, n < old ? n : old);
+  realloc_free(p);
+  return q;
+}
+
 /* realloc of a pointer the block-start test did not take (ptr.c): a tagged block (it keeps
  * its tag when it stays; a move goes through malloc, tagged, and free, retagged), checked
  * mode's, a profiler slot (moves as a small block does), a huge block. */
@@ -271,6 +297,8 @@ static AX_NOINLINE AX_API void *realloc_irregular(void *p, size_t n) {
   }
   if (x.kind == AX_PTR_ZERO) /* nothing to keep */
     return realloc_move(p, 0, n);
+  if (x.kind == AX_PTR_GUARD)
+    return realloc_guarded(p, n);
   size_t old = x.kind == AX_PTR_TAGGED || x.kind == AX_PTR_LEAK ? x.page->block_size
                : x.kind == AX_PTR_SLOT ? axi_prof_slot_size("realloc", seg, p)
                                        : seg->map_size - ((uintptr_t)p - (uintptr_t)seg);
@@ -422,7 +450,8 @@ void *axi_new_array(size_t n) {
  * read first (a static program's first malloc may come later than this). */
 __attribute__((constructor)) static void process_ready(void) {
   axi_heap_get();
-  if (axi_prof_on || axi_leaks || axi_check_stacks) /* (they walk with the same unwinder) */
+  /* (they walk with the same unwinder; guarded sampling's is on by default) */
+  if (axi_prof_on || axi_leaks || axi_check_stacks || axi_guard_rate())
     axi_stack_ready();
   axi_prof_ready();
   if (axi_leaks)

@@ -15,6 +15,7 @@
 #include "lifecycle.h"
 #include "list.h"
 #include "modes/check.h"
+#include "modes/guard.h"
 #include "modes/leak.h"
 #include "modes/leak_gate.h"
 #include "modes/prof.h"
@@ -105,6 +106,11 @@ static void check_size(const char *fn, const void *p, const ax_ptr_t *x, size_t 
     break;
   case AX_PTR_ZERO:
     break;
+  case AX_PTR_GUARD: /* the bytes asked for (modes/guard.c) */
+    usable = axi_guard_usable(fn, p);
+    if (how == AX_SIZED_EXACT && axi_class_of(size) != axi_class_of(usable))
+      axi_bad_size(fn, p, size, usable);
+    break;
   case AX_PTR_HUGE: /* (the profiler samples blocks above 64 KiB into huge ones: no class) */
     usable = x->seg->map_size - ((uintptr_t)x->b - (uintptr_t)x->seg);
     break;
@@ -167,6 +173,15 @@ static AX_NOINLINE AX_API void free_irregular(void *p, const char *fn, size_t si
     return axi_prof_slot_free(fn, x.seg, p);
   case AX_PTR_ZERO:
     return axi_zero_free(fn, p);
+  case AX_PTR_GUARD:
+    fn = axi_freeing_for ? axi_freeing_for : fn; /* (realloc's free names realloc) */
+    if (ax_unlikely(axi_leaks)) {                /* (as AX_PTR_LEAK) */
+      axi_leak_hold(p);
+      axi_leak_forget(NULL, p);
+      axi_guard_free(fn, p);
+      return axi_leak_release();
+    }
+    return axi_guard_free(fn, p);
   case AX_PTR_HUGE:
     if (ax_unlikely(x.seg->prof != NULL)) /* a sampled block (prof.c) */
       axi_prof_release(x.seg);

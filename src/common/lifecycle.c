@@ -23,6 +23,7 @@
 #include "huge.h"
 #include "lock.h"
 #include "modes/check.h"
+#include "modes/guard.h"
 #include "modes/leak.h"
 #include "modes/mte.h"
 #include "modes/prof.h"
@@ -71,6 +72,8 @@ static void process_init(void) {
   axi_leak_init();  /* after checked mode and tagging, which rule it out */
   axi_prof_init();  /* after those three, which rule it out */
   axi_malloc_hooked = axi_prof_on || axi_leaks;
+  axi_heap_empty.hooked = axi_malloc_hooked ? AX_HOOKED_MODES : 0; /* (pool.c: every heap's) */
+  axi_guard_init(); /* after checked mode and tagging, which rule it out */
   /* The profiler asked for and refused (its line said why) installs no handler either: the
    * dump signal keeps its default action, which ends the program. (Without the profiler asked
    * for at all, options.c said so.) */
@@ -271,7 +274,8 @@ static void orphan_dead_heaps(void) {
 }
 
 static void fork_child(void) {
-  axi_prof_fork_child(); /* (its lock is not taken for a fork: see there) */
+  axi_prof_fork_child();  /* (its lock is not taken for a fork: see there) */
+  axi_guard_fork_child(); /* (nor is the guard pool's) */
   axi_segment_fork_child();
   if (fork_depth == 1) /* (a fork nested in a handler inside a fork takes nothing: above) */
     orphan_dead_heaps();

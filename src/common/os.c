@@ -312,6 +312,8 @@ int axi_os_open(const char *path, int flags, unsigned mode) {
   return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode);
 }
 
+int axi_os_gettid(void) { return (int)syscall(SYS_gettid); }
+
 long axi_os_read(int fd, void *buf, size_t n) { return syscall(SYS_read, fd, buf, n); }
 
 long axi_os_write(int fd, const void *buf, size_t n) { return syscall(SYS_write, fd, buf, n); }

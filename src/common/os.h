@@ -21,6 +21,7 @@ AXI_HIDDEN bool axi_os_move(void *p, size_t old_size, size_t new_size, void *tar
 AXI_HIDDEN enum ax_thp_kernel axi_os_thp_read(const char *dir, size_t *size);
 AXI_HIDDEN bool axi_os_thp_advise(void *p, size_t size, bool on);
 AXI_HIDDEN int axi_os_open(const char *path, int flags, unsigned mode);
+AXI_HIDDEN int axi_os_gettid(void);
 AXI_HIDDEN long axi_os_read(int fd, void *buf, size_t n);
 AXI_HIDDEN long axi_os_write(int fd, const void *buf, size_t n);
 AXI_HIDDEN int axi_os_close(int fd);

@@ -20,6 +20,7 @@
 #include "pagemap.h"
 #include "print.h"
 #include "remote.h"
+#include "sample.h"
 #include "segment.h"
 #include "state.h"
 
@@ -134,6 +135,40 @@ void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page) {
     current_update(heap, page->cls);
 }
 
+/* ---- guarded sampling's countdown (types.h, ax_guard_heap_t; modes/guard.c takes the sample) */
+
+/* n blocks just handed to the fast paths, at the head of page's free list, reach class c's
+ * guarded allocation: the one at index at = left + n of them, or the first after them (at ==
+ * n). A direct class's list is cut before it (the rest waits on local_free), so that the fast
+ * path runs dry there and malloc's slow path, hooked, takes the sample (alloc.c). At index 0,
+ * the block the slow path under way hands out, it is the next one (the sample after a sample
+ * is flagged at once by guard.c, so this is a class's first batch in a heap, drawn here, at
+ * odds of size / AXMALLOC_GUARD). A cached class keeps left at 0, so that its next cache pop
+ * misses (cache.c) and comes to the slow path too. */
+static AX_NOINLINE void guard_due(ax_heap_t *heap, ax_page_t *page, uint32_t n) {
+  unsigned c = page->cls;
+  ax_guard_heap_t *g = &heap->guard;
+  int64_t at = g->left[c] + (int64_t)n;
+  if (!(g->drawn >> c & 1)) { /* (a heap starts at 0: undrawn) */
+    axi_guard_draw(heap, c);
+    at = g->left[c];
+    if ((g->left[c] -= n) > 0)
+      return;
+  }
+  g->left[c] = axi_class_cached(c) ? 0 : AX_GUARD_PENDING; /* (the sample draws anew) */
+  g->due = (uint8_t)c;
+  heap->hooked |= AX_HOOKED_GUARD;
+  if (axi_class_direct(c) && at < (int64_t)n && page->free)
+    axi_page_free_cut(page, at > 1 ? (uint64_t)at : 1);
+}
+
+/* n more blocks of page's class go to the fast paths (a refill, a carve, collected blocks, one
+ * from local_free): two instructions on x86-64 when the guarded one is not among them. */
+static inline void guard_count(ax_heap_t *heap, ax_page_t *page, uint32_t n) {
+  if (ax_unlikely((heap->guard.left[page->cls] -= n) <= 0))
+    guard_due(heap, page, n);
+}
+
 /* ---- collecting freed blocks --------------------------------------------------------- */
 
 /* Statistics without a counter on the fast path: a page remembers how long its free
@@ -222,11 +257,14 @@ void axi_page_collect(ax_heap_t *heap, ax_page_t *page) {
       page->is_zero = 0;
     }
   }
+  uint32_t before = page->refill;
   /* While the process is single-threaded nobody can have pushed: not even a load. */
   if (!axi_remote_frees_impossible() && (ax_atomic_load_relaxed(&page->thread_free) & ~AX_TF_FULL))
     take_remote(page);
   if (was_empty && page->free)
     page->refill = page->capacity - axi_page_live(page); /* all not handed out is on free */
+  if (page->refill > before)
+    guard_count(heap, page, page->refill - before);
 }
 
 /* local_free joins free even when free is not empty (thread exit, trim). local_free is emptied
@@ -247,6 +285,7 @@ static void page_collect_all(ax_heap_t *heap, ax_page_t *page) {
     page->free = lf;
     page->is_zero = 0; /* freed blocks are dirty (found by fuzz/corpus/seed-24-trim_calloc) */
     page->refill += n;
+    guard_count(heap, page, n);
   }
 }
 
@@ -375,6 +414,7 @@ static bool page_extend(ax_heap_t *heap, ax_page_t *page) {
   page->free = (ax_block_t *)start;
   axi_page_set_capacity(page, page->capacity + n);
   page->refill += n;
+  guard_count(heap, page, n);
   if (page->touched < page->capacity)
     page->touched = page->capacity;
   return true;
@@ -599,6 +639,7 @@ static inline __attribute__((always_inline)) bool refill_from_local(ax_heap_t *h
   page->free = lf;
   page->is_zero = 0;
   page->refill = page->capacity - axi_page_live(page); /* all not handed out is on free */
+  guard_count(heap, page, page->refill);
   return true;
 }
 
@@ -628,6 +669,7 @@ static void *malloc_current_mid(ax_heap_t *heap, size_t size, bool zero) {
     return NULL;
   ax_block_t *b = pop_from(page, &page->local_free);
   heap->stats.class_mallocs[page->cls]++; /* (not counted by refill: see free_len) */
+  guard_count(heap, page, 1);
   AX_TRACK_MALLOC(b, page->block_size, 0);
   if (zero)
     axi_bulk_zero(b, (size + 15) & ~(size_t)15);

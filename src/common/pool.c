@@ -134,6 +134,7 @@ ax_heap_t *axi_heap_start(void) {
     direct_reset(heap);
     memset(&heap->rb_last, 0, offsetof(ax_heap_t, full_pending) - offsetof(ax_heap_t, rb_last));
     memset(&heap->stats, 0, sizeof heap->stats);
+    memset(&heap->guard, 0, sizeof heap->guard); /* (a class left due would never sample) */
     heap->cache.last = NULL;
     heap->cache.last_cls = 0;
     memset(heap->cache.n, 0, sizeof heap->cache.n);
@@ -143,6 +144,8 @@ ax_heap_t *axi_heap_start(void) {
       heap->direct[i] = &axi_page_empty;
   }
   heap->reused = true;
+  heap->hooked =
+      (axi_malloc_hooked ? AX_HOOKED_MODES : 0) | (axi_guard_every ? AX_HOOKED_GUARD : 0);
   ax_atomic_store_relaxed(&heap->full_pending, 0);
   for (unsigned c = 0; c < AX_CLASSES; c++)
     heap->current[c] = &axi_page_empty;

@@ -3,6 +3,7 @@
  * realloc and malloc_usable_size alike.
  *
  *   a zero-size block             zero.c's (malloc(0): an address nothing may touch)
+ *   in guarded sampling's pool    guard.c's (a sampled block, live or freed, or inside one)
  *   tagged (memory tagging on)    its tag checked against its block's (mte.c): a tagged
  *                                 block, or checked mode's
  *   not in the segment map        a huge block aligned to a segment or more (its header
@@ -19,6 +20,7 @@
 #include "ptr.h"
 
 #include "huge.h"
+#include "modes/guard_report.h"
 #include "modes/mte.h"
 #include "pagemap.h"
 #include "print.h"
@@ -54,6 +56,10 @@ void axi_ptr_classify(const char *fn, void *p, bool keep, ax_ptr_t *x) {
   x->tagged = ax_arch_ptr_tag(p) != 0 && axi_mte; /* (a constant false on x86-64) */
   if (axi_zero_has(p)) {
     *x = (ax_ptr_t){.kind = AX_PTR_ZERO, .b = p};
+    return;
+  }
+  if (axi_guard_has(p)) { /* (guard.c judges it: a block, a freed one, an address inside) */
+    *x = (ax_ptr_t){.kind = AX_PTR_GUARD, .b = p};
     return;
   }
   if (x->tagged) {

@@ -22,6 +22,8 @@ bool axi_prof_on;
 uint8_t axi_leaks;
 bool axi_check_stacks;
 bool axi_malloc_hooked;
+uint64_t axi_guard_mean;
+bool axi_guard_every;
 uint8_t axi_prof_unwind_mode;
 uintptr_t axi_cookie_key = 0x5bd1e9955bd1e995u; /* randomised by process init */
 size_t axi_os_page = 4096;                      /* set by process init */

@@ -35,6 +35,13 @@ AXI_HIDDEN extern bool axi_check_stacks;
 /* The profiler or the leak checker is on: malloc's slow path goes to them. Set once by process
  * init, with them. */
 AXI_HIDDEN extern bool axi_malloc_hooked;
+/* Guarded sampling's mean bytes between samples (modes/guard.c sets it at process init and at
+ * ax_ctl's write; 0: none), read where a class's countdown is drawn (sample.c); and whether it
+ * is so short (below 64 KiB: a test's) that a class's first malloc in a thread may be the
+ * sample: every heap's malloc slow path then stays hooked (AX_HOOKED_GUARD). */
+AXI_HIDDEN extern uint64_t axi_guard_mean;
+AXI_HIDDEN extern bool axi_guard_every;
+#define AX_GUARD_EVERY_BELOW ((uint64_t)64 << 10)
 /* Every malloc and free takes the slow paths (checked mode, tagging, the leak checker): the
  * direct tables hold only the empty page and every fast_cap is 0. */
 /* The modes' seams: where a layer below the modes hands work to one without naming it (an

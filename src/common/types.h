@@ -333,6 +333,23 @@ typedef struct ax_prof_heap {
   bool busy;       /* taking a sample: a malloc from the stack walk is not sampled */
 } ax_prof_heap_t;
 
+/* Guarded sampling's share of a heap (modes/guard.c draws it; page.c and cache.h count it
+ * down). Each class samples on its own, as the profiler's: left[c] blocks of class c go to
+ * the fast paths before its guarded one, floor(X / class size) with X exponential of mean
+ * AXMALLOC_GUARD. Counted where blocks are handed to the fast paths, a free list at a time (a
+ * refill, a carve, blocks collected), and one at a time from the cache; when the guarded one
+ * is among them, a direct class's list is cut before it (page.c) and the heap's malloc slow
+ * path is hooked (AX_HOOKED_GUARD) until class `due`'s next malloc takes the sample. */
+typedef struct ax_guard_heap {
+  int64_t left[AX_CLASSES]; /* < 0: the guarded block is among those just handed out */
+  uint64_t drawn;           /* classes whose left was drawn (a heap starts at 0: undrawn) */
+  uint64_t rng;             /* (sample.h), seeded at the first draw */
+  uint8_t due;              /* the class whose next malloc slow path takes the sample */
+} ax_guard_heap_t;
+/* heap->hooked: malloc's slow path goes to alloc.c's malloc_hooked (one test per refill) */
+#define AX_HOOKED_MODES 1u /* the profiler or the leak checker is on (axi_malloc_hooked) */
+#define AX_HOOKED_GUARD 2u /* a guarded sample is due (guard.due) */
+
 typedef struct ax_heap {
   ax_page_t *direct[AX_DIRECT_N]; /* size n -> page of its class (or the empty page): first */
   /* The batches' slot a remote free used last (remote.c), AX_RB_STOLEN while another thread
@@ -341,6 +358,7 @@ typedef struct ax_heap {
    * store reaches 4 KiB; rb is 15 KiB in). */
   uint32_t rb_last;
   uint32_t rb_busy;
+  uint32_t hooked; /* AX_HOOKED_*: 0 but while a mode hooks malloc or a guarded sample is due */
   ax_pageq_t queue[AX_CLASSES];  /* pages with (probably) free blocks, per class */
   ax_page_t *pinned[AX_CLASSES]; /* the pinned current page of each class (page.c) */
   /* class -> its current page, or the empty page (none yet, checked mode): malloc's path
@@ -382,9 +400,10 @@ typedef struct ax_heap {
   /* What only its thread touches, and only as it uses it (a thread that mallocs once leaves
    * these pages untouched: pool.c) */
   ax_heap_stats_t stats;
-  ax_cache_t cache;     /* freed blocks of mid-size classes (cache.c) */
-  ax_remote_batch_t rb; /* blocks freed into other threads' pages, not yet published */
-  ax_prof_heap_t prof;  /* heap profiling (prof.c): untouched while it is off */
+  ax_guard_heap_t guard; /* guarded sampling's countdown, beside the counts a refill adds to */
+  ax_cache_t cache;      /* freed blocks of mid-size classes (cache.c) */
+  ax_remote_batch_t rb;  /* blocks freed into other threads' pages, not yet published */
+  ax_prof_heap_t prof;   /* heap profiling (prof.c): untouched while it is off */
   /* checked mode's quarantine (check.c): q_count blocks from quarantine[q_head] on, of
    * q_bytes in all */
   uint32_t q_head, q_count;
@@ -480,6 +499,7 @@ typedef enum ax_ptr_kind {
   AX_PTR_HUGE,    /* a huge block (huge.c) */
   AX_PTR_LEAK,    /* a carved block of a page while the leak checker runs (leak.c) */
   AX_PTR_ZERO,    /* a zero-size block (zero.c): seg and page are NULL */
+  AX_PTR_GUARD,   /* a block of guarded sampling's pool (modes/guard.c): seg and page NULL */
 } ax_ptr_kind_t;
 typedef struct ax_ptr {
   ax_ptr_kind_t kind;

@@ -69,11 +69,12 @@ mte_here=$(got mte) # (off, or unavailable with AXMALLOC_MTE=1: below)
 # What each option needs: the options whose being on makes it do something. None: it works
 # alone. (options.c's needs[] is the library's copy.)
 declare -A needs=(
-  [CHECK]='' [FORCE_ISA]='' [FORCE_MT]='' [LEAKS]='' [MTE]='' [PAGE_SIZE]='' [PROF]=''
+  [CHECK]='' [FORCE_ISA]='' [FORCE_MT]='' [GUARD]='' [LEAKS]='' [MTE]='' [PAGE_SIZE]='' [PROF]=''
   [PROF_LEAKS]='' [PURGE_DELAY_MS]='' [STATS]='' [THP]='' [VERBOSE]=''
   [LEAKS_EXITCODE]='LEAKS' [LEAKS_SUPPRESSIONS]='LEAKS'
   [PROF_FILE]='PROF PROF_LEAKS' [PROF_SAMPLE]='PROF PROF_LEAKS' [PROF_SIGNAL]='PROF PROF_LEAKS'
   [PROF_UNWIND]='PROF PROF_LEAKS' [PROF_GDUMP]='PROF PROF_LEAKS' [PROF_INTERVAL]='PROF PROF_LEAKS'
+  [GUARD_HANDLER]=GUARD [GUARD_PLACE]=GUARD [GUARD_SLOTS]=GUARD
 )
 # A value each option takes (the enablers' is 1).
 printf 'leak:no_such_function\n' >"$tmp/supp"
@@ -81,7 +82,8 @@ declare -A value=(
   [CHECK]=1 [FORCE_ISA]=libc [FORCE_MT]=1 [LEAKS]=1 [MTE]=1 [PAGE_SIZE]=$os_page [PROF]=1
   [PROF_LEAKS]=1 [PURGE_DELAY_MS]=20 [STATS]=1 [THP]=never [VERBOSE]=1
   [LEAKS_EXITCODE]=42 [LEAKS_SUPPRESSIONS]=$tmp/supp [PROF_FILE]=$tmp/p [PROF_SAMPLE]=64k
-  [PROF_SIGNAL]=USR2 [PROF_UNWIND]=libgcc [PROF_GDUMP]=1 [PROF_INTERVAL]=1m
+  [PROF_SIGNAL]=USR2 [PROF_UNWIND]=libgcc [PROF_GDUMP]=1 [PROF_INTERVAL]=1m [GUARD]=1m
+  [GUARD_HANDLER]=reinstall [GUARD_PLACE]=start [GUARD_SLOTS]=16
 )
 
 rule_needs() {
@@ -106,6 +108,16 @@ this CPU or kernel has no memory tagging"
       else
         want "$set alone" "$warned" ""
       fi
+      continue
+    fi
+    # guarded sampling's options: AXMALLOC_GUARD is on by default (a rate), so alone they
+    # say nothing; with the rate 0, one line (in checked mode guarded sampling is off anyway)
+    if [[ ${needs[$o]} == GUARD ]]; then
+      want "$set alone (guarded sampling on by default)" "$warned" ""
+      run "$set" AXMALLOC_GUARD=0
+      want "$set AXMALLOC_GUARD=0" "$early" "axmalloc: $set does nothing with AXMALLOC_GUARD=0"
+      run "AXMALLOC_$o=@"
+      want "AXMALLOC_$o=@ alone: one line" "$(grep -c . <<<"$early")" 1
       continue
     fi
     # alone: exactly one line, and it names the option to set

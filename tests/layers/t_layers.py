@@ -35,7 +35,7 @@ LAYERS = [
     ("base", "settings and flags, the modes' seams (`state.h`), options, messages, system "
      "calls, locks, bulk zero/copy, the test stop points' dispatcher",
      ["types.h", "linkage.h", "track.h", "atomic.c", "state.c", "os.c", "print.c", "lock.c",
-      "options.c", "bulk.c", "hooks.c"]),
+      "options.c", "bulk.c", "hooks.c", "sample.c"]),
     ("maps", "pointer -> page descriptor", ["pagemap.c"]),
     ("segments", "huge-page advice; mapping, header and cookie, the segment map, "
      "abandon/adopt, purge, the segment cache", ["thp.c", "segment.c"]),
@@ -49,9 +49,9 @@ LAYERS = [
     ("heaps", "trim, refused mappings and retry, purge ticks", ["heap.c"]),
     ("stacks", "stack recording for the modes: the walk, names, the depot of stacks, a side word "
      "per block (`modes/stacks/`)", ["stacks.h", "unwind.c", "symbolize.c", "side.c", "depot.c"]),
-    ("modes", "checked mode, tagging, the heap profiler, the leak checker (`modes/`)",
+    ("modes", "checked mode, tagging, the heap profiler, the leak checker, guarded sampling (`modes/`)",
      ["mte.c", "check.c", "prof_grant.c", "prof.c", "prof_dump.c", "leak_gate.c", "leak_scan.c",
-      "leak.c", "guard_report.c", "guard_fault.c"]),
+      "leak.c", "guard_report.c", "guard_fault.c", "guard.c"]),
     ("lifecycle", "process init, thread start and exit, fork's handlers", ["lifecycle.c"]),
     ("entry", "the API: the malloc family, free, the extras, statistics, `ax_ctl`, C++",
      ["ptr.c", "alloc.c", "free.c", "override.c", "stats.c", "ctl.c", "cxx_ops.h",

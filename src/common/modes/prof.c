@@ -38,6 +38,7 @@
 #include "pagemap.h"
 #include "print.h"
 #include "remote.h"
+#include "sample.h"
 #include "segment.h"
 #include "state.h"
 #include "thp.h"
@@ -53,48 +54,12 @@ void axi_prof_ready(void) { ready = true; }
 
 /* ---- random intervals ----------------------------------------------------------------- */
 
-/* ln(x) for x in (0, 1]: x = m * 2^e, m in [sqrt(1/2), sqrt(2)), ln(m) = 2 atanh((m-1)/(m+1))
- * by its series (|t| < 0.172: seven terms leave < 1e-13). No libm: a static program linking
- * us need not add -lm. */
-static double ln(double x) {
-  uint64_t bits;
-  memcpy(&bits, &x, sizeof bits);
-  int e = (int)((bits >> 52) & 0x7ff) - 1023;
-  bits = (bits & (((uint64_t)1 << 52) - 1)) | ((uint64_t)1023 << 52);
-  double m;
-  memcpy(&m, &bits, sizeof m);
-  if (m > 1.4142135623730951) {
-    m *= 0.5;
-    e++;
-  }
-  double t = (m - 1) / (m + 1), t2 = t * t;
-  double s =
-      t * (2 + t2 * (2.0 / 3 +
-                     t2 * (2.0 / 5 +
-                           t2 * (2.0 / 7 + t2 * (2.0 / 9 + t2 * (2.0 / 11 + t2 * 2.0 / 13))))));
-  return e * 0.6931471805599453 + s;
-}
-
-/* xorshift64*, one per heap: the heap's thread alone draws from it. */
-static uint64_t rng_next(ax_prof_heap_t *ph) {
-  uint64_t x = ph->rng;
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  ph->rng = x;
-  return x * 0x2545f4914f6cdd1dull;
-}
-
-/* Bytes to the next sample: exponential with mean rate. */
-static double interval(ax_prof_heap_t *ph) {
-  double u = (double)((rng_next(ph) >> 11) + 1) * 0x1p-53; /* (0, 1] */
-  return -(double)axi_prof.rate * ln(u);
-}
+/* Bytes to the next sample: exponential with mean rate (sample.c). */
+static double interval(ax_prof_heap_t *ph) { return axi_exp_draw(&ph->rng, (double)axi_prof.rate); }
 
 /* Allocations of size bytes before the next sampled one: floor(X / size). */
 static uint64_t skip_count(ax_prof_heap_t *ph, size_t size) {
-  double k = interval(ph) / (double)size;
-  return k >= 1.8e19 ? UINT64_MAX : (uint64_t)k;
+  return axi_skip_draw(&ph->rng, (double)axi_prof.rate, size, UINT64_MAX);
 }
 
 static void start(ax_heap_t *heap) {
