@@ -142,7 +142,7 @@ case_slack() {
   sampled slack || return
   status slack 134
   has slack "axmalloc: free(): heap buffer overflow of guarded block $blk (seen at free: the bytes after the block were written)"
-  has slack "the 13-byte block"
+  has slack "$(plus "$blk" 13) is 0 bytes after the 13-byte block at $blk"
   stacks slack
 }
 case_slack

@@ -76,44 +76,51 @@ static const char *kind_words(enum ax_guard_kind k) {
 }
 
 /* The first line. A bad free names its function as glibc's messages do ("free(): double free
- * of guarded block 0x..."); realloc's frees come in named "realloc" (print.c's caller()). */
+ * of guarded block 0x..."), realloc's frees "realloc", malloc_usable_size's look at a freed
+ * block "malloc_usable_size"; a fault names none (fn NULL). */
 static void first_line(enum ax_guard_kind k, const ax_guard_slot_t *s, uintptr_t addr,
                        const char *fn) {
-  const char *what = kind_words(k);
+  const char *what = kind_words(k), *f = fn ? fn : "free";
   void *a = (void *)addr;
   switch (k) {
   case AX_GUARD_DOUBLE_FREE:
-    axi_write("axmalloc: %s(): double free of guarded block %p\n", fn ? fn : "free", a);
+    axi_write("axmalloc: %s(): double free of guarded block %p\n", f, a);
     return;
   case AX_GUARD_INVALID_FREE:
-    axi_write("axmalloc: %s(): invalid free of %p, inside guarded block %p\n", fn ? fn : "free", a,
-              s ? (void *)s->block : NULL);
+    if (s)
+      axi_write("axmalloc: %s(): invalid free of %p, inside guarded block %p\n", f, a,
+                (void *)s->block);
+    else
+      axi_write("axmalloc: %s(): invalid free of %p, in guarded sampling's pool but in no block\n",
+                f, a);
     return;
   case AX_GUARD_OVERFLOW_FREE:
   case AX_GUARD_UNDERFLOW_FREE:
     axi_write("axmalloc: %s(): %s of guarded block %p (seen at free: the bytes %s the block "
               "were written)\n",
-              fn ? fn : "free", what, s ? (void *)s->block : a,
-              k == AX_GUARD_OVERFLOW_FREE ? "after" : "before");
+              f, what, s ? (void *)s->block : a, k == AX_GUARD_OVERFLOW_FREE ? "after" : "before");
     return;
   case AX_GUARD_WILD:
     axi_write("axmalloc: %s at %p, in a page of guarded sampling's pool no block explains\n", what,
               a);
     return;
   default:
-    axi_write("axmalloc: %s at %p\n", what, a);
+    if (fn)
+      axi_write("axmalloc: %s(): %s of guarded block %p\n", fn, what, a);
+    else
+      axi_write("axmalloc: %s at %p\n", what, a);
   }
 }
 
 /* Where addr lies against s's block, in valgrind's and ASan's measure: "0 bytes after" is the
- * first byte past the end, "1 byte before" the last one before the start. A free of the block
- * itself (in_block false) names the block. */
-static void where_line(const ax_guard_slot_t *s, uintptr_t addr, bool freed, bool in_block) {
+ * first byte past the end, "1 byte before" the last one before the start. A free (or another
+ * call) given the block's own address names the block. */
+static void where_line(const ax_guard_slot_t *s, uintptr_t addr, bool freed, bool named) {
   uintptr_t b = s->block;
   size_t size = s->size;
   const char *state = freed ? "freed " : "";
   unsigned long long serial = (unsigned long long)s->serial;
-  if (addr == b && !in_block)
+  if (addr == b && named)
     axi_write("  %p is the %s%zu-byte block (sample %llu)\n", (void *)b, state, size, serial);
   else if (addr < b)
     axi_write("  %p is %zu byte%s before the %s%zu-byte block at %p (sample %llu)\n", (void *)addr,
@@ -190,12 +197,15 @@ void axi_guard_report(enum ax_guard_kind kind, const ax_guard_slot_t *s, uintptr
   if (!report_begin())
     return;
   uintptr_t state = s ? ax_atomic_load_acquire(&s->state) : AX_GUARD_UNUSED;
-  bool freed = state == AX_GUARD_FREED || state == AX_GUARD_FREEING;
+  /* (FREEING: the page is closed before FREED is published; but a free that finds the bytes
+   * around the block written reports it before it frees anything) */
+  bool at_free = kind == AX_GUARD_OVERFLOW_FREE || kind == AX_GUARD_UNDERFLOW_FREE;
+  bool freed = state == AX_GUARD_FREED || (state == AX_GUARD_FREEING && !at_free);
   if (s && !in_signal)
     report_names(s, freed);
   first_line(kind, s, addr, fn);
   if (s && state != AX_GUARD_UNUSED) {
-    where_line(s, addr, freed, kind <= AX_GUARD_UNDERFLOW || kind == AX_GUARD_INVALID_FREE);
+    where_line(s, addr, freed, fn != NULL);
     print_stack("allocated", &s->alloc);
     if (freed && s->free.depth)
       print_stack("freed", &s->free);
