@@ -20,7 +20,9 @@
  *                        (a constructor): writes to address 8 reach it, twice, and so does
  *                        a use after free, after the report; exit 0
  *   handler_after        ... installed after the first sample, then one more sample; a use
- *                        after free: its handler runs, exit 0 */
+ *                        after free: its handler runs, exit 0
+ *   handler_once         ... installed before, with SA_RESETHAND: the first write to address 8
+ *                        reaches it, the second meets the default action */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <signal.h>
@@ -63,11 +65,11 @@ static void own_handler(int sig, siginfo_t *info, void *uc) {
   siglongjmp(back, 1);
 }
 
-static void install_own(void) {
+static void install_own(bool once) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = own_handler;
-  sa.sa_flags = SA_SIGINFO;
+  sa.sa_flags = SA_SIGINFO | (once ? SA_RESETHAND : 0);
   sigemptyset(&sa.sa_mask);
   sigaction(SIGSEGV, &sa, NULL);
 }
@@ -109,7 +111,7 @@ static int handler_before(void) {
 
 static int handler_after(void) {
   free_site(alloc_site(16)); /* (a sample: ours installed) */
-  install_own();
+  install_own(false);
   char *p = alloc_site(64); /* (a sample: with reinstall, ours in front again) */
   say_block(p);
   fprintf(stderr, "t_guard_report: in front: %s\n", own_in_front() ? "program" : "axmalloc");
@@ -122,10 +124,25 @@ static int handler_after(void) {
   return 0;
 }
 
+/* SA_RESETHAND: the program's handler runs for the first fault, the default action for the
+ * next (as the kernel would do without ours in front) */
+static int handler_once(void) {
+  free_site(alloc_site(16));
+  if (!survive_write((volatile char *)8)) {
+    fprintf(stderr, "t_guard_report: the program's handler did not run\n");
+    return 1;
+  }
+  fprintf(stderr, "t_guard_report: the program's handler ran %d times\n", (int)own_runs);
+  write_site((volatile char *)8);
+  return 3;
+}
+
+/* T_GUARD_OWN_EARLY=1: the program's handler installed before any sample; =once: with
+ * SA_RESETHAND */
 static __attribute__((constructor)) void early(void) {
   const char *m = getenv("T_GUARD_OWN_EARLY");
-  if (m && *m == '1')
-    install_own();
+  if (m && (*m == '1' || !strcmp(m, "once")))
+    install_own(*m == 'o');
 }
 
 int main(int argc, char **argv) {
@@ -187,6 +204,8 @@ int main(int argc, char **argv) {
     return handler_before();
   if (!strcmp(m, "handler_after"))
     return handler_after();
+  if (!strcmp(m, "handler_once"))
+    return handler_once();
   fprintf(stderr, "usage: t_guard_report <misuse> [size]\n");
   return 2;
 }

@@ -165,6 +165,12 @@ has before "t_guard_report: the program's handler ran 3 times"
 [ "$(grep -c '^axmalloc: ' "$tmp/before.err")" = 2 ] ||
   fail "before: not the one report (its two lines): $(report before)"
 
+# ... with SA_RESETHAND: once, then the default action
+run once T_GUARD_OWN_EARLY=once -- handler_once
+status once 139
+has once "t_guard_report: the program's handler ran 1 times"
+hasnt once "axmalloc:"
+
 # ... installed after ours: it replaced ours (chain: no report), unless reinstall puts ours back
 run after -- handler_after
 status after 0
