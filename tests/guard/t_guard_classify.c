@@ -62,7 +62,7 @@ static void expect(const char *what, uintptr_t a, const char *line1, const char 
 static char l1[256], l2[256];
 /* the kind's line at a, and "a is <where> the <freed >size-byte block at b" */
 static void fault(const char *what, uintptr_t a, const char *kind, const char *where, uint32_t i) {
-  snprintf(l1, sizeof l1, "axmalloc: %s at %p\n", kind, (void *)a);
+  snprintf(l1, sizeof l1, "axmalloc: %s at %p by thread ", kind, (void *)a);
   if (where)
     snprintf(l2, sizeof l2, "  %p is %s the %s%zu-byte block at %p", (void *)a, where,
              rec[i].state == AX_GUARD_LIVE ? "" : "freed ", rec[i].size, (void *)rec[i].block);

@@ -5,7 +5,7 @@
  * axi_stack_print_frames. guard.c calls it for a bad free (then aborts), guard_fault.c from its
  * SIGSEGV/SIGBUS handler (then returns, and the access faults again).
  *
- *   axmalloc: use after free at 0x7f2a5c405008
+ *   axmalloc: use after free at 0x7f2a5c405008 by thread 4711
  *     0x7f2a5c405008 is 8 bytes inside the freed 64-byte block at 0x7f2a5c405000 (sample 3)
  *     allocated by thread 4711 here:
  *       #0 0x55d0c1a0 alloc_site+0x1c (/tmp/prog+0x11a0) /tmp/prog.c:12
@@ -15,10 +15,6 @@
  *
  * Source lines and demangled names (the leak checker's: axi_symbolize_external) only outside a
  * signal handler; the reasons are at report_names below. */
-#define _GNU_SOURCE
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include "modes/guard_report.h"
 
 #include "arch.h"
@@ -101,14 +97,15 @@ static void first_line(enum ax_guard_kind k, const ax_guard_slot_t *s, uintptr_t
               f, what, s ? (void *)s->block : a, k == AX_GUARD_OVERFLOW_FREE ? "after" : "before");
     return;
   case AX_GUARD_WILD:
-    axi_write("axmalloc: %s at %p, in a page of guarded sampling's pool no block explains\n", what,
-              a);
+    axi_write("axmalloc: %s at %p by thread %d, in a page of guarded sampling's pool no block "
+              "explains\n",
+              what, a, axi_os_gettid());
     return;
   default:
     if (fn)
       axi_write("axmalloc: %s(): %s of guarded block %p\n", fn, what, a);
-    else
-      axi_write("axmalloc: %s at %p\n", what, a);
+    else /* (the access's own stack is the faulting thread's: in the core dump) */
+      axi_write("axmalloc: %s at %p by thread %d\n", what, a, axi_os_gettid());
   }
 }
 
