@@ -22,8 +22,10 @@
  *   handler_after        ... installed after the first sample, then one more sample; a use
  *                        after free: its handler runs, exit 0
  *   handler_once         ... installed before, with SA_RESETHAND: the first write to address 8
- *                        reaches it, the second meets the default action */
+ *                        reaches it, the second meets the default action
+ *   realloc_into_guard   realloc of an ordinary block to a smaller guarded one: no report */
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -137,6 +139,34 @@ static int handler_once(void) {
   return 3;
 }
 
+/* realloc of an ordinary block into a guarded one: it copies no byte past the new block (a
+ * copy rounded up to 16 bytes wrote into the bytes around it, which free() then reported).
+ * The pool is filled first (a guarded block's usable size is the size asked for, an ordinary
+ * one's its class's), then one guarded block freed, whose slot the realloc's block takes. */
+static int realloc_into_guard(void) {
+  char *held[4096];
+  int n = 0;
+  char *p;
+  while ((p = alloc_site(120)) && malloc_usable_size(p) == 120 && n < 4096)
+    held[n++] = p;
+  if (n == 0 || malloc_usable_size(p) == 120) {
+    fprintf(stderr, "t_guard_report: the pool did not fill (%d guarded blocks)\n", n);
+    return 1;
+  }
+  free_site(held[--n]);
+  char *q = realloc(p, 50); /* (under half: it moves) */
+  if (malloc_usable_size(q) != 50) {
+    fprintf(stderr, "t_guard_report: realloc's block is not guarded (usable size %zu)\n",
+            malloc_usable_size(q));
+    return 1;
+  }
+  free_site(q);
+  while (n > 0)
+    free_site(held[--n]);
+  fprintf(stderr, "t_guard_report: realloc into a guarded block: ok\n");
+  return 0;
+}
+
 /* T_GUARD_OWN_EARLY=1: the program's handler installed before any sample; =once: with
  * SA_RESETHAND */
 static __attribute__((constructor)) void early(void) {
@@ -206,6 +236,8 @@ int main(int argc, char **argv) {
     return handler_after();
   if (!strcmp(m, "handler_once"))
     return handler_once();
+  if (!strcmp(m, "realloc_into_guard"))
+    return realloc_into_guard();
   fprintf(stderr, "usage: t_guard_report <misuse> [size]\n");
   return 2;
 }

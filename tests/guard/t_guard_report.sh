@@ -147,6 +147,12 @@ case_slack() {
 }
 case_slack
 
+# ---- no false alarm ---------------------------------------------------------------------------
+run realloc -- realloc_into_guard
+status realloc 0
+has realloc "t_guard_report: realloc into a guarded block: ok"
+hasnt realloc "axmalloc:"
+
 # ---- what is not ours ------------------------------------------------------------------------
 run wild -- wild
 status wild 139
