@@ -23,6 +23,9 @@
  *                        after free: its handler runs, exit 0
  *   handler_once         ... installed before, with SA_RESETHAND: the first write to address 8
  *                        reaches it, the second meets the default action
+ *   handler_loop         a handler installed after ours that calls ours for every signal,
+ *                        with ours put back in front (reinstall): a write to address 8 goes
+ *                        round once, then meets the default action
  *   realloc_into_guard   realloc of an ordinary block to a smaller guarded one: no report */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -139,6 +142,31 @@ static int handler_once(void) {
   return 3;
 }
 
+/* A crash handler that calls the one it replaced (ours) for every signal: with reinstall ours
+ * is in front again and calls it, and it calls ours back. Once round, then the default. */
+static struct sigaction replaced;
+
+static void chaining_handler(int sig, siginfo_t *info, void *uc) {
+  static const char line[] = "t_guard_report: the chaining handler ran\n";
+  if (write(2, line, sizeof line - 1) < 0)
+    _exit(5);
+  if ((replaced.sa_flags & SA_SIGINFO) && replaced.sa_sigaction)
+    replaced.sa_sigaction(sig, info, uc);
+}
+
+static int handler_loop(void) {
+  free_site(alloc_site(16)); /* (a sample: ours installed) */
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = chaining_handler;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &replaced);
+  free_site(alloc_site(16)); /* (a sample: ours in front again) */
+  write_site((volatile char *)8);
+  return 3;
+}
+
 /* realloc of an ordinary block into a guarded one: it copies no byte past the new block (a
  * copy rounded up to 16 bytes wrote into the bytes around it, which free() then reported).
  * The pool is filled first (a guarded block's usable size is the size asked for, an ordinary
@@ -236,6 +264,8 @@ int main(int argc, char **argv) {
     return handler_after();
   if (!strcmp(m, "handler_once"))
     return handler_once();
+  if (!strcmp(m, "handler_loop"))
+    return handler_loop();
   if (!strcmp(m, "realloc_into_guard"))
     return realloc_into_guard();
   fprintf(stderr, "usage: t_guard_report <misuse> [size]\n");

@@ -147,6 +147,13 @@ case_slack() {
 }
 case_slack
 
+# a handler that calls ours, reinstalled behind ours: once round, then the default action
+run loop AXMALLOC_GUARD_HANDLER=reinstall -- handler_loop
+status loop 139
+[ "$(grep -c "the chaining handler ran" "$tmp/loop.err")" = 1 ] ||
+  fail "loop: the handlers did not go round once: $(report loop)"
+hasnt loop "axmalloc:"
+
 # ---- no false alarm ---------------------------------------------------------------------------
 run realloc -- realloc_into_guard
 status realloc 0

@@ -93,10 +93,6 @@ static void set_default(int sig) {
   sigaction(sig, &dfl, NULL);
 }
 
-/* The signal given to the handler installed before ours, as the kernel would have given it. A
- * fault (si_code > 0) that meets the default action (or SIG_IGN, which a fault overrides)
- * comes back at the same instruction once we return; a sent signal is sent again (raise),
- * pending until we return, as our mask blocks it. */
 /* The signal this thread passed on to the handler before ours, and our frame then. A handler
  * that chains back to ours (it took ours as its previous one, and we took it as ours when
  * reinstalled) would go round for ever: called again with the same siginfo from deeper on
@@ -106,6 +102,10 @@ static void set_default(int sig) {
 static __thread const siginfo_t *chained_info;
 static __thread uintptr_t chained_frame;
 
+/* The signal given to the handler installed before ours, as the kernel would have given it. A
+ * fault (si_code > 0) that meets the default action (or SIG_IGN, which a fault overrides)
+ * comes back at the same instruction once we return; a sent signal is sent again (raise),
+ * pending until we return, as our mask blocks it. */
 static AX_NOINLINE void chain(int sig, siginfo_t *info, void *uc) {
   struct sigaction p = *previous(sig);
   bool fault = info->si_code > 0;
