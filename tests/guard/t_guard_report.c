@@ -9,6 +9,7 @@
  * report prints it), so the driver knows the addresses the report must name.
  *
  *   uaf_read, uaf_write  a read or a write 8 bytes into a freed 64-byte block
+ *   uaf_thread           ... freed by another thread
  *   overflow <n>         a write of byte n of an n-byte block (its first byte past the end)
  *   underflow            a write 3 bytes before a 24-byte block
  *   double_free          free() twice
@@ -29,6 +30,7 @@
  *   realloc_into_guard   realloc of an ordinary block to a smaller guarded one: no report */
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -59,6 +61,22 @@ static __attribute__((noinline)) void say_block(const char *p) {
 
 static __attribute__((noinline)) char read_site(volatile char *p) { return *p; }
 static __attribute__((noinline)) void write_site(volatile char *p) { *p = 'x'; }
+
+/* uaf_thread: freed by another thread, used after by the one that allocated it */
+static void *free_thread(void *p) {
+  free_site(p);
+  return NULL;
+}
+
+static int uaf_thread(void) {
+  char *p = alloc_site(64);
+  say_block(p);
+  pthread_t t;
+  if (pthread_create(&t, NULL, free_thread, p) != 0 || pthread_join(t, NULL) != 0)
+    return 1;
+  write_site(p + 8);
+  return 3;
+}
 
 /* ---- the program's own handler ------------------------------------------------------------ */
 
@@ -216,6 +234,8 @@ int main(int argc, char **argv) {
     write_site(p + 8);
     return 3;
   }
+  if (!strcmp(m, "uaf_thread"))
+    return uaf_thread();
   if (!strcmp(m, "overflow") && n) {
     p = alloc_site(n);
     say_block(p);

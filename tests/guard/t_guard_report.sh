@@ -82,6 +82,22 @@ uaf() {
 uaf read
 uaf write
 
+# freed by another thread: the two stacks name two threads, the fault the first
+case_uaf_thread() {
+  run uaf_thread -- uaf_thread
+  sampled uaf_thread || return
+  status uaf_thread 139
+  has uaf_thread "$(plus "$blk" 8) is 8 bytes inside the freed 64-byte block at $blk"
+  stacks uaf_thread freed
+  local a f u
+  a=$(sed -n 's/^  allocated by thread \([0-9]*\) here:$/\1/p' "$tmp/uaf_thread.err")
+  f=$(sed -n 's/^  freed by thread \([0-9]*\) here:$/\1/p' "$tmp/uaf_thread.err")
+  u=$(sed -n 's/^axmalloc: use after free at 0x[0-9a-f]* by thread \([0-9]*\)$/\1/p' "$tmp/uaf_thread.err")
+  [ -n "$a" ] && [ -n "$f" ] && [ "$a" != "$f" ] && [ "$u" = "$a" ] ||
+    fail "uaf_thread: allocated by '$a', freed by '$f', faulted in '$u': $(report uaf_thread)"
+}
+case_uaf_thread
+
 # one byte past a 13-byte block whose last byte is its page's last; and past a 32-byte one at
 # the page's end (16-byte aligned, so nothing between it and the guard page)
 case_overflow_exact() {
