@@ -72,12 +72,12 @@ sampled() {
 # ---- faults: SIGSEGV at the access ------------------------------------------------------------
 uaf() {
   local rw=$1
-  run uaf_$rw -- uaf_$rw
-  sampled uaf_$rw || return
-  status uaf_$rw 139
-  has uaf_$rw "axmalloc: use after free at $(plus "$blk" 8)"
-  has uaf_$rw "$(plus "$blk" 8) is 8 bytes inside the freed 64-byte block at $blk"
-  stacks uaf_$rw freed
+  run "uaf_$rw" -- "uaf_$rw"
+  sampled "uaf_$rw" || return
+  status "uaf_$rw" 139
+  has "uaf_$rw" "axmalloc: use after free at $(plus "$blk" 8)"
+  has "uaf_$rw" "$(plus "$blk" 8) is 8 bytes inside the freed 64-byte block at $blk"
+  stacks "uaf_$rw" freed
 }
 uaf read
 uaf write
@@ -93,7 +93,7 @@ case_uaf_thread() {
   a=$(sed -n 's/^  allocated by thread \([0-9]*\) here:$/\1/p' "$tmp/uaf_thread.err")
   f=$(sed -n 's/^  freed by thread \([0-9]*\) here:$/\1/p' "$tmp/uaf_thread.err")
   u=$(sed -n 's/^axmalloc: use after free at 0x[0-9a-f]* by thread \([0-9]*\)$/\1/p' "$tmp/uaf_thread.err")
-  [ -n "$a" ] && [ -n "$f" ] && [ "$a" != "$f" ] && [ "$u" = "$a" ] ||
+  [[ -n $a && -n $f && $a != "$f" && $u == "$a" ]] ||
     fail "uaf_thread: allocated by '$a', freed by '$f', faulted in '$u': $(report uaf_thread)"
 }
 case_uaf_thread
