@@ -176,17 +176,28 @@ static void report_names(const ax_guard_slot_t *s, bool freed) {
   axi_symbolize_external();
 }
 
-/* How to catch more, and where the words are explained. */
+/* How to catch more, and where the words are explained: the interval as the option takes it
+ * (64m) and in words (64 MiB). */
 static void last_line(void) {
-  unsigned long long every = (unsigned long long)axi_option_num(AXI_OPTION_GUARD);
-  if (every == 1)
-    axi_write("axmalloc: guarded sampling caught this (AXMALLOC_GUARD=1: every block that fits "
-              "a page, while the pool has a free slot); see axmalloc(3)\n");
-  else
-    axi_write("axmalloc: guarded sampling caught this (AXMALLOC_GUARD=%llu: one block in about "
-              "every %llu bytes allocated; smaller values catch more, 1 every block that fits a "
-              "page); see axmalloc(3)\n",
-              every, every);
+  static const struct {
+    unsigned shift;
+    const char *suffix, *unit;
+  } units[] = {{30, "g", "GiB"}, {20, "m", "MiB"}, {10, "k", "KiB"}, {0, "", "bytes"}};
+  uint64_t every = axi_option_num(AXI_OPTION_GUARD);
+  if (every <= 1) {
+    axi_write("axmalloc: guarded sampling caught this (AXMALLOC_GUARD=%llu: every block that "
+              "fits a page, while the pool has a free slot); see axmalloc(3)\n",
+              (unsigned long long)every);
+    return;
+  }
+  unsigned u = 0;
+  while (every & (((uint64_t)1 << units[u].shift) - 1))
+    u++;
+  unsigned long long n = (unsigned long long)(every >> units[u].shift);
+  axi_write("axmalloc: guarded sampling caught this (AXMALLOC_GUARD=%llu%s: one block in about "
+            "every %llu %s allocated; a smaller interval catches more, 1 every block that fits a "
+            "page); see axmalloc(3)\n",
+            n, units[u].suffix, n, units[u].unit);
 }
 
 void axi_guard_report(enum ax_guard_kind kind, const ax_guard_slot_t *s, uintptr_t addr,
