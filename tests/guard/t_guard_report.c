@@ -27,7 +27,9 @@
  *   handler_loop         a handler installed after ours that calls ours for every signal,
  *                        with ours put back in front (reinstall): a write to address 8 goes
  *                        round once, then meets the default action
- *   realloc_into_guard   realloc of an ordinary block to a smaller guarded one: no report */
+ *   realloc_into_guard   realloc of an ordinary block to a smaller guarded one: no report
+ *
+ * Each takes guarded blocks (guarded_site), whatever the program and libc allocated before. */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
@@ -55,6 +57,37 @@ static __attribute__((noinline)) char *alloc_site(size_t n) {
 
 static __attribute__((noinline)) void free_site(void *p) { free(p); }
 
+/* Whether p is a guarded block: the pages on either side of its page (the pool's page size:
+ * AXMALLOC_PAGE_SIZE, else the kernel's) are inaccessible, which write(2) from them says
+ * (EFAULT) without a fault. */
+static int probe[2] = {-1, -1};
+static bool readable(uintptr_t a) {
+  char c;
+  if (probe[0] < 0 && pipe(probe) != 0)
+    exit(2);
+  if (write(probe[1], (const void *)a, 1) != 1)
+    return false;
+  return read(probe[0], &c, 1) == 1;
+}
+static bool is_guarded(const void *p) {
+  const char *env = getenv("AXMALLOC_PAGE_SIZE");
+  uintptr_t size = env ? strtoul(env, NULL, 10) : (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t page = (uintptr_t)p & ~(size - 1);
+  return !readable(page - 1) && !readable(page + size);
+}
+
+/* A guarded block of n bytes. AXMALLOC_GUARD=1 samples a class at each refill of its list: the
+ * blocks of a list a program (or libc) started before are handed out first, and held here. */
+static char *guarded_site(size_t n) {
+  for (int i = 0; i < 100000; i++) {
+    char *p = alloc_site(n);
+    if (is_guarded(p))
+      return p;
+  }
+  fprintf(stderr, "t_guard_report: no guarded block of %zu bytes\n", n);
+  exit(2);
+}
+
 static __attribute__((noinline)) void say_block(const char *p) {
   fprintf(stderr, "t_guard_report: block %p\n", (const void *)p);
 }
@@ -69,7 +102,7 @@ static void *free_thread(void *p) {
 }
 
 static int uaf_thread(void) {
-  char *p = alloc_site(64);
+  char *p = guarded_site(64);
   say_block(p);
   pthread_t t;
   if (pthread_create(&t, NULL, free_thread, p) != 0 || pthread_join(t, NULL) != 0)
@@ -114,14 +147,14 @@ static bool survive_write(volatile char *p) {
 static int handler_before(void) {
   /* the first sample (of the program's, if not one of libc's before main) installs ours, in
    * front of the program's */
-  free_site(alloc_site(16));
+  free_site(guarded_site(16));
   fprintf(stderr, "t_guard_report: in front: %s\n", own_in_front() ? "program" : "axmalloc");
   for (int i = 0; i < 2; i++)
     if (!survive_write((volatile char *)8)) {
       fprintf(stderr, "t_guard_report: the program's handler did not run\n");
       return 1;
     }
-  char *p = alloc_site(64);
+  char *p = guarded_site(64);
   say_block(p);
   free_site(p);
   if (!survive_write(p + 8)) { /* (reported: ours put the program's back, which runs) */
@@ -133,9 +166,9 @@ static int handler_before(void) {
 }
 
 static int handler_after(void) {
-  free_site(alloc_site(16)); /* (a sample: ours installed) */
+  free_site(guarded_site(16)); /* (a sample: ours installed) */
   install_own(false);
-  char *p = alloc_site(64); /* (a sample: with reinstall, ours in front again) */
+  char *p = guarded_site(64); /* (a sample: with reinstall, ours in front again) */
   say_block(p);
   fprintf(stderr, "t_guard_report: in front: %s\n", own_in_front() ? "program" : "axmalloc");
   free_site(p);
@@ -150,7 +183,7 @@ static int handler_after(void) {
 /* SA_RESETHAND: the program's handler runs for the first fault, the default action for the
  * next (as the kernel would do without ours in front) */
 static int handler_once(void) {
-  free_site(alloc_site(16));
+  free_site(guarded_site(16));
   if (!survive_write((volatile char *)8)) {
     fprintf(stderr, "t_guard_report: the program's handler did not run\n");
     return 1;
@@ -173,37 +206,43 @@ static void chaining_handler(int sig, siginfo_t *info, void *uc) {
 }
 
 static int handler_loop(void) {
-  free_site(alloc_site(16)); /* (a sample: ours installed) */
+  free_site(guarded_site(16)); /* (a sample: ours installed) */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = chaining_handler;
   sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGSEGV, &sa, &replaced);
-  free_site(alloc_site(16)); /* (a sample: ours in front again) */
+  free_site(guarded_site(16)); /* (a sample: ours in front again) */
   write_site((volatile char *)8);
   return 3;
 }
 
 /* realloc of an ordinary block into a guarded one: it copies no byte past the new block (a
  * copy rounded up to 16 bytes wrote into the bytes around it, which free() then reported).
- * The pool is filled first (a guarded block's usable size is the size asked for, an ordinary
- * one's its class's), then one guarded block freed, whose slot the realloc's block takes. */
+ * The pool is filled first (guarded blocks until an ordinary one comes), then one guarded
+ * block freed, whose slot the block realloc moves to takes. */
+static char *held[100000];
 static int realloc_into_guard(void) {
-  char *held[4096];
-  int n = 0;
-  char *p;
-  while ((p = alloc_site(120)) && malloc_usable_size(p) == 120 && n < 4096)
+  int n = 0, guarded = 0;
+  char *p = NULL;
+  while (n < 100000) {
+    p = alloc_site(120);
+    if (!is_guarded(p) && guarded)
+      break;
+    guarded += is_guarded(p);
     held[n++] = p;
-  if (n == 0 || malloc_usable_size(p) == 120) {
-    fprintf(stderr, "t_guard_report: the pool did not fill (%d guarded blocks)\n", n);
-    return 1;
   }
-  free_site(held[--n]);
+  for (int i = n - 1; i >= 0; i--) /* (a slot free again) */
+    if (is_guarded(held[i])) {
+      free_site(held[i]);
+      held[i] = held[--n];
+      break;
+    }
   char *q = realloc(p, 50); /* (under half: it moves) */
-  if (malloc_usable_size(q) != 50) {
-    fprintf(stderr, "t_guard_report: realloc's block is not guarded (usable size %zu)\n",
-            malloc_usable_size(q));
+  if (!is_guarded(q)) {
+    fprintf(stderr, "t_guard_report: realloc's block is not guarded (%d guarded before)\n",
+            guarded);
     return 1;
   }
   free_site(q);
@@ -226,7 +265,7 @@ int main(int argc, char **argv) {
   size_t n = argc > 2 ? strtoul(argv[2], NULL, 10) : 0;
   char *p;
   if (!strcmp(m, "uaf_read") || !strcmp(m, "uaf_write")) {
-    p = alloc_site(64);
+    p = guarded_site(64);
     say_block(p);
     free_site(p);
     if (m[4] == 'r')
@@ -237,44 +276,44 @@ int main(int argc, char **argv) {
   if (!strcmp(m, "uaf_thread"))
     return uaf_thread();
   if (!strcmp(m, "overflow") && n) {
-    p = alloc_site(n);
+    p = guarded_site(n);
     say_block(p);
     write_site(p + n);
     return 3;
   }
   if (!strcmp(m, "underflow")) {
-    p = alloc_site(24);
+    p = guarded_site(24);
     say_block(p);
     write_site(p - 3);
     return 3;
   }
   if (!strcmp(m, "double_free")) {
-    p = alloc_site(48);
+    p = guarded_site(48);
     say_block(p);
     free_site(p);
     free_site(p);
     return 3;
   }
   if (!strcmp(m, "invalid_free")) {
-    p = alloc_site(48);
+    p = guarded_site(48);
     say_block(p);
     free_site(p + 8);
     return 3;
   }
   if (!strcmp(m, "slack") && n) {
-    p = alloc_site(n);
+    p = guarded_site(n);
     say_block(p);
     write_site(p + n);
     free_site(p);
     return 3;
   }
   if (!strcmp(m, "wild")) {
-    free_site(alloc_site(16)); /* (a sample: ours installed) */
+    free_site(guarded_site(16)); /* (a sample: ours installed) */
     write_site((volatile char *)8);
     return 3;
   }
   if (!strcmp(m, "kill")) {
-    free_site(alloc_site(16));
+    free_site(guarded_site(16));
     raise(SIGSEGV);
     return 3;
   }
