@@ -76,6 +76,14 @@ fi
 BUDGET=${BUDGET:-$OUT_FILE}
 export QCPU QEMU SYSROOT
 
+# Guarded sampling (on by default) is off in the runs unless AXMALLOC_GUARD is set: a sample
+# costs about 2,700 instructions (the first in a process about 22,500 more: the pool, the fault
+# handler, the unwinder's first lookups), and whether a run of 20,000 4 KiB operations takes one
+# more than the other moves its row by 1 to 2. The rows hold the countdown that decides where
+# samples fall (2 instructions a refill and a cache hit); the samples' own cost is measured
+# apart (docs/design/09-modes-guard.md).
+export AXMALLOC_GUARD=${AXMALLOC_GUARD:-0}
+
 # count <lib or empty> <out file> <ops args...>: the instructions of one run of ops
 count() {
   local lib=$1 out=$2; shift 2

@@ -258,7 +258,9 @@ static void realloc_free(void *p) {
 
 /* realloc within a block: move when it does not fit or would waste more than half. */
 static AX_API void *realloc_move(void *p, size_t old, size_t n) {
-  void *q = ax_malloc(n > old ? grow_target(old, n) : n);
+  /* (a shrink asks for whole 16 bytes: the copy below writes them, and a guarded block,
+   * modes/guard.c, has exactly what it asks for; a class holds both sizes) */
+  void *q = ax_malloc(n > old ? grow_target(old, n) : (n + 15) & ~(size_t)15);
   if (!q)
     return NULL;
   size_t keep = n < old ? n : old;

@@ -89,22 +89,6 @@ void axi_cache_push(ax_heap_t *heap, unsigned c, ax_block_t *b) {
   heap->cache.n[i] = n + 1;
 }
 
-/* Guarded sampling's countdown ran out at b, just taken off class c's cache (cache.h): b goes
- * back, and the malloc under way misses, so that it reaches the slow path, hooked for the
- * sample (alloc.c; left stays 0 until the sample draws anew: every pop misses meanwhile). */
-ax_block_t *axi_cache_guard_due(ax_heap_t *heap, unsigned c, ax_block_t *b) {
-  heap->guard.left[c] = 0;
-  heap->guard.due = (uint8_t)c;
-  heap->hooked |= AX_HOOKED_GUARD;
-  if (heap->cache.last_cls)
-    axi_cache_push(heap, c, b);
-  else {
-    heap->cache.last = b;
-    heap->cache.last_cls = c;
-  }
-  return NULL;
-}
-
 /* pre: the calling thread owns page, whose class is cached; b passed free()'s checks. */
 void axi_cache_free(ax_block_t *b, ax_page_t *page) {
   axi_cache_put(axi_tls_heap, b, page); /* the page's owner is this thread: its heap */

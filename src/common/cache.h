@@ -18,7 +18,6 @@ AXI_HIDDEN void axi_double_free_check(ax_page_t *page, ax_block_t *b);
 AXI_HIDDEN void axi_cache_orphan(ax_heap_t *heap);
 
 AXI_HIDDEN void axi_cache_push(ax_heap_t *heap, unsigned c, ax_block_t *b);
-AXI_HIDDEN ax_block_t *axi_cache_guard_due(ax_heap_t *heap, unsigned c, ax_block_t *b);
 /* Freed block b of page (the calling thread's, of a cached class) into heap's cache (the heap
  * profiler counts it first: prof_grant.c). b goes in the heap's last slot when that is empty, else
  * on its class's stack (a block already in the slot stays: moving it to its stack cost a second
@@ -37,6 +36,8 @@ static inline void axi_cache_put(ax_heap_t *heap, ax_block_t *b, ax_page_t *page
 static inline ax_block_t *axi_cache_pop(ax_heap_t *heap, size_t size) {
   unsigned c = axi_cache_class[(size - 1) >> 8], i = c - AX_CACHE_FIRST;
   ax_block_t *b;
+  if (ax_unlikely(--heap->guard.left[c] < 0)) /* guarded sampling's countdown: the slow path */
+    return NULL;                   /* (a miss counts too: page.c's mid path gives it back) */
   if (heap->cache.last_cls == c) { /* one compare: last_cls is 0 when there is no last */
     b = heap->cache.last;
     heap->cache.last_cls = 0;
@@ -47,8 +48,6 @@ static inline ax_block_t *axi_cache_pop(ax_heap_t *heap, size_t size) {
     b = heap->cache.slot[i][--n];
     heap->cache.n[i] = n;
   }
-  if (ax_unlikely(--heap->guard.left[c] < 0)) /* guarded sampling's countdown (types.h) */
-    return axi_cache_guard_due(heap, c, b);
   AX_TRACK_UNDEFINED(b, sizeof *b);
   b->next_enc = 0; /* a live block must not look free to free()'s double-free check */
   heap->stats.class_mallocs[c]++;

@@ -19,6 +19,7 @@
 
 #include "lifecycle.h"
 #include "lock.h"
+#include "modes/guard.h"
 #include "modes/prof.h"
 #include "options.h"
 #include "os.h"
@@ -74,7 +75,9 @@ static void get_allocated(void *out) {
   axi_heap_foreach(add_cached, &cached);
   uint64_t live = axi_segment_live_bytes();
   live = live > cached ? live - cached : 0;
-  *(size_t *)out = (size_t)(live + ax_atomic_load_relaxed(&axi_stats.huge_live));
+  ax_guard_counts_t g; /* (guarded blocks: the bytes asked for, which they hold) */
+  axi_guard_counts(&g);
+  *(size_t *)out = (size_t)(live + ax_atomic_load_relaxed(&axi_stats.huge_live) + g.live_bytes);
 }
 
 static void get_active(void *out) { *(size_t *)out = ax_atomic_load_relaxed(&axi_stats.in_use); }
@@ -232,6 +235,29 @@ static int set_stats_dump(const void *in) {
   return st >= 0 ? 0 : -(st + 1);
 }
 
+/* Guarded sampling (modes/guard.c): blocks handed out, live now, samples that found every slot
+ * live, the pool's slots. */
+static void get_guard_samples(void *out) {
+  ax_guard_counts_t c;
+  axi_guard_counts(&c);
+  *(uint64_t *)out = c.samples;
+}
+static void get_guard_live(void *out) {
+  ax_guard_counts_t c;
+  axi_guard_counts(&c);
+  *(uint64_t *)out = c.live;
+}
+static void get_guard_skipped(void *out) {
+  ax_guard_counts_t c;
+  axi_guard_counts(&c);
+  *(uint64_t *)out = c.skipped;
+}
+static void get_guard_slots(void *out) {
+  ax_guard_counts_t c;
+  axi_guard_counts(&c);
+  *(uint64_t *)out = c.slots;
+}
+
 static const char *names_list(void);
 
 static void get_names(void *out) { *(const char **)out = names_list(); }
@@ -256,6 +282,10 @@ static const ctl_entry_t entries[] = {
     {"stats.remote_sweeps", T_U64, get_remote_sweeps, NULL},
     {"stats.sleeps", T_U64, get_sleeps, NULL},
     {"stats.dump", T_STR, NULL, set_stats_dump},
+    {"guard.samples", T_U64, get_guard_samples, NULL},
+    {"guard.live", T_U64, get_guard_live, NULL},
+    {"guard.skipped", T_U64, get_guard_skipped, NULL},
+    {"guard.slots", T_U64, get_guard_slots, NULL},
 };
 
 /* ---- opt.<name>: the options as read at start-up ------------------------------------- */
@@ -265,6 +295,9 @@ static const ctl_entry_t entries[] = {
  *   purge_delay_ms  as purge.delay_ms: empty pages retired from now on wait this long
  *   thp             the advice of mappings made from now on (thp.c reads it per mapping);
  *                   mappings made, and those cached, keep theirs
+ *   guard           guarded sampling's mean interval: each class's next countdown is drawn
+ *                   with it (a class counting down at 0 looks again within 2^20 blocks);
+ *                   not in checked mode or with tagging, where sampling is off (EPERM)
  * The others are fixed at start-up, because what they chose is built into memory that exists:
  * checked mode, tagging, the leak checker, the profiler and its stacks lay out every block
  * and page from the first malloc; the page size is every segment's geometry; force_isa and
@@ -274,7 +307,8 @@ static const ctl_entry_t entries[] = {
  * verbose says only what start-up chose; the leak checker's exit code and suppressions are
  * read by it at init. */
 static bool opt_writable(enum axi_option o) {
-  return o == AXI_OPTION_STATS || o == AXI_OPTION_PURGE_DELAY_MS || o == AXI_OPTION_THP;
+  return o == AXI_OPTION_STATS || o == AXI_OPTION_PURGE_DELAY_MS || o == AXI_OPTION_THP ||
+         o == AXI_OPTION_GUARD;
 }
 
 /* A copy of stderr for the report at exit (print.c): 1 taken (by process init, when
@@ -304,6 +338,15 @@ static int opt_write(enum axi_option o, const void *in) {
       return EINVAL;
     axi_option_set(o, (uint64_t)k);
     ax_poke(&axi_options.thp, (enum ax_thp_option)k);
+    return 0;
+  }
+  case AXI_OPTION_GUARD: {
+    size_t mean = *(const size_t *)in;
+    if (mean > ((uint64_t)1 << 40))
+      return EINVAL;
+    if (!axi_guard_set_rate(mean))
+      return EPERM;
+    axi_option_set(o, mean);
     return 0;
   }
   default:

@@ -109,6 +109,8 @@ static void process_init(void) {
         "axmalloc: heap profiling: one sample per %llu B on average, profiles %s.<pid>.*.heap\n",
         (unsigned long long)axi_prof_rate(), axi_prof_prefix());
   if (axi_options.verbose)
+    axi_guard_say();
+  if (axi_options.verbose)
     axi_options_print();
   errno = saved;
 }

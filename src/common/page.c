@@ -155,11 +155,18 @@ static AX_NOINLINE void guard_due(ax_heap_t *heap, ax_page_t *page, uint32_t n) 
     if ((g->left[c] -= n) > 0)
       return;
   }
-  g->left[c] = axi_class_cached(c) ? 0 : AX_GUARD_PENDING; /* (the sample draws anew) */
-  g->due = (uint8_t)c;
-  heap->hooked |= AX_HOOKED_GUARD;
+  axi_guard_flag(heap, c); /* (the sample draws anew) */
   if (axi_class_direct(c) && at < (int64_t)n && page->free)
     axi_page_free_cut(page, at > 1 ? (uint64_t)at : 1);
+}
+
+/* A cached class's countdown ran out at a cache pop (cache.h), which missed: the malloc under
+ * way goes on as usual (it is the class's first in the heap, drawn here, or had its cache
+ * miss), and the class's next one takes the sample (hooked; left 0, so that its pop misses). */
+static AX_NOINLINE void guard_mid_due(ax_heap_t *heap, unsigned c) {
+  if (!(heap->guard.drawn >> c & 1)) /* (a heap starts at 0: undrawn) */
+    return axi_guard_draw(heap, c);
+  axi_guard_flag(heap, c);
 }
 
 /* n more blocks of page's class go to the fast paths (a refill, a carve, collected blocks, one
@@ -639,12 +646,18 @@ static inline __attribute__((always_inline)) bool refill_from_local(ax_heap_t *h
   page->free = lf;
   page->is_zero = 0;
   page->refill = page->capacity - axi_page_live(page); /* all not handed out is on free */
-  guard_count(heap, page, page->refill);
   return true;
 }
 
-/* (out of line for its other callers, as the compiler had it before axi_page_malloc_refilled) */
-static bool refill_local(ax_heap_t *heap, ax_page_t *page) { return refill_from_local(heap, page); }
+/* refill_from_local with guarded sampling's count of the refill (out of line for the general
+ * way: the common one, axi_page_malloc_current, counts after it, so that the call it may make
+ * is a tail call and its frame saves no register for it). */
+static bool refill_local(ax_heap_t *heap, ax_page_t *page) {
+  if (!refill_from_local(heap, page))
+    return false;
+  guard_count(heap, page, page->refill);
+  return true;
+}
 
 /* Hand out page's first free block, zeroed if asked (size bytes of it).
  * pre: page->free != NULL. */
@@ -656,24 +669,45 @@ static void *hand_out(ax_page_t *page, size_t size, bool zero) {
   return b;
 }
 
+/* A refill just counted reached its class's guarded allocation (guard_due), then the hand-out:
+ * a frame of its own, reached by a tail call (see refill_local). */
+static AX_NOINLINE void *hand_out_due(ax_heap_t *heap, ax_page_t *page, size_t size, bool zero) {
+  guard_due(heap, page, page->refill);
+  return hand_out(page, size, zero);
+}
+
 /* Sizes above the direct table: every malloc of them comes this way, so the blocks freed
  * since the last refill are handed out straight from local_free, the last freed first
  * (still in cache), instead of moving the list to free (a 4 KiB malloc/free pair with one
  * other block live refilled at every malloc: 132 instructions per pair). Remote frees wait
  * until local_free is empty. */
-static void *malloc_current_mid(ax_heap_t *heap, size_t size, bool zero) {
-  ax_page_t *page = heap->current[axi_class_of(size)];
+static inline __attribute__((always_inline)) void *mid_take(ax_heap_t *heap, unsigned c,
+                                                            size_t size, bool zero) {
+  ax_page_t *page = heap->current[c];
   if (ax_likely(page->free != NULL))
     return hand_out(page, size, zero);
   if (!local_usable(page))
     return NULL;
   ax_block_t *b = pop_from(page, &page->local_free);
   heap->stats.class_mallocs[page->cls]++; /* (not counted by refill: see free_len) */
-  guard_count(heap, page, 1);
+  heap->guard.left[c]--;                  /* (a cache pop finds a count run out: guard_mid_due) */
   AX_TRACK_MALLOC(b, page->block_size, 0);
   if (zero)
     axi_bulk_zero(b, (size + 15) & ~(size_t)15);
   return b;
+}
+
+/* (a frame of its own, reached by a tail call: malloc_current_mid saves no register for it) */
+static AX_NOINLINE void *mid_take_due(ax_heap_t *heap, unsigned c, size_t size, bool zero) {
+  guard_mid_due(heap, c);
+  return mid_take(heap, c, size, zero);
+}
+
+static void *malloc_current_mid(ax_heap_t *heap, size_t size, bool zero) {
+  unsigned c = axi_class_of(size);
+  if (axi_class_cached(c) && heap->guard.left[c]++ < 0) /* (its cache miss counted it: back) */
+    return mid_take_due(heap, c, size, zero);
+  return mid_take(heap, c, size, zero);
 }
 
 /* The common case of malloc's slow path: a block from the current page of size's class,
@@ -683,9 +717,13 @@ void *axi_page_malloc_current(ax_heap_t *heap, size_t size, bool zero) {
   if (size > AX_DIRECT_MAX)
     return malloc_current_mid(heap, size, zero);
   ax_page_t *page = heap->direct[size];
-  if (ax_likely(page->free != NULL) || refill_local(heap, page))
+  if (ax_likely(page->free != NULL))
     return hand_out(page, size, zero);
-  return NULL;
+  if (!refill_from_local(heap, page))
+    return NULL;
+  if (ax_unlikely((heap->guard.left[page->cls] -= page->refill) <= 0))
+    return hand_out_due(heap, page, size, zero);
+  return hand_out(page, size, zero);
 }
 
 /* post: a block of at least size (<= AX_LARGE_MAX) bytes from heap's pages, zeroed if
@@ -755,6 +793,8 @@ uint32_t axi_page_free_cut(ax_page_t *page, uint64_t max) {
 void *axi_page_malloc_refilled(ax_heap_t *heap, ax_page_t *page, size_t size, bool zero) {
   if (!refill_from_local(heap, page))
     return NULL;
+  if (ax_unlikely((heap->guard.left[page->cls] -= page->refill) <= 0))
+    return hand_out_due(heap, page, size, zero);
   return hand_out(page, size, zero);
 }
 

@@ -130,12 +130,20 @@ set_tests_properties(t_cancel t_cancel.stats t_cancel.print t_cancel.fatal PROPE
 # registers); a dump 1 KiB
 ax_test(t_stack SOURCES t_stack.c ARGS 1024 1024)
 add_test(NAME t_stack.prof COMMAND t_stack 2048 1024)
+# guarded sampling (on by default) at every 4 KiB: a sampled malloc walks its stack as the
+# profiler's does (2,063 bytes on x86-64); the others measure malloc and free, and the
+# profiler's samples, without it
+add_test(NAME t_stack.guard COMMAND t_stack 2304 1024)
+set_tests_properties(t_stack.guard PROPERTIES ENVIRONMENT "AXMALLOC_GUARD=4096")
 add_test(NAME t_stack.libgcc COMMAND t_stack 8192 1024)
 set(prof_env AXMALLOC_PROF=1 AXMALLOC_PROF_SAMPLE=4096 AXMALLOC_PROF_SIGNAL=USR1
     AXMALLOC_PROF_FILE=${CMAKE_CURRENT_BINARY_DIR}/t_stack)
-set_tests_properties(t_stack.prof PROPERTIES ENVIRONMENT "${prof_env}")
-set_tests_properties(t_stack.libgcc PROPERTIES ENVIRONMENT "${prof_env};AXMALLOC_PROF_UNWIND=libgcc")
-set_tests_properties(t_stack t_stack.prof t_stack.libgcc PROPERTIES LABELS race TIMEOUT 300)
+set_tests_properties(t_stack.prof PROPERTIES ENVIRONMENT "${prof_env};AXMALLOC_GUARD=0")
+set_tests_properties(t_stack.libgcc PROPERTIES ENVIRONMENT
+                     "${prof_env};AXMALLOC_PROF_UNWIND=libgcc;AXMALLOC_GUARD=0")
+set_property(TEST t_stack APPEND PROPERTY ENVIRONMENT AXMALLOC_GUARD=0)
+set_tests_properties(t_stack t_stack.prof t_stack.libgcc t_stack.guard PROPERTIES LABELS race
+                     TIMEOUT 300)
 # Checked mode holds a freed block back before it reaches its page: the stop t_race_remote
 # waits for never comes in an AX_CHECKED=ON build.
 if(AX_CHECKED)

@@ -200,7 +200,7 @@ static void check_option_writes(void) {
   for (size_t i = 0; ax_ctl_name(i, &type, &access); i++) {
     const char *n = ax_ctl_name(i, NULL, NULL);
     bool w = strcmp(n, "opt.stats") == 0 || strcmp(n, "opt.purge_delay_ms") == 0 ||
-             strcmp(n, "opt.thp") == 0;
+             strcmp(n, "opt.thp") == 0 || strcmp(n, "opt.guard") == 0;
     if (strncmp(n, "opt.", 4) == 0)
       CHECKF(strcmp(access, w ? "rw" : "r") == 0, "%s: %s", n, access);
   }
@@ -231,6 +231,42 @@ static void check_thp_write(void) {
   free(before);
   word = "never";
   CHECK(ax_ctl("opt.thp", NULL, NULL, &word, sizeof word) == 0);
+}
+
+/* opt.guard acts on each class's next countdown: off (0), a class counting down looks again
+ * within 2^20 blocks; at 1 byte every block that fits a page is guarded while the pool has a
+ * slot (guard.samples counts them, guard.live those not freed). Off in checked mode (EPERM). */
+static void check_guard_write(void) {
+  size_t mean = 0, was = 0, len = sizeof was;
+  CHECK(ax_ctl("opt.guard", &was, &len, NULL, 0) == 0);
+  if (!getenv("AXMALLOC_GUARD"))
+    CHECKF(was == (size_t)64 << 20, "opt.guard %zu, want the default 64 MiB", was);
+  if (getenv("AXMALLOC_CHECK") || ax_ctl("opt.guard", NULL, NULL, &mean, sizeof mean) == EPERM) {
+    printf("t_ctl_names: guarded sampling is off here (checked mode): opt.guard not written\n");
+    return;
+  }
+  uint64_t before = ctl_u64("guard.samples"), slots = ctl_u64("guard.slots");
+  CHECK(slots >= 8 && slots <= 64);
+  for (int i = 0; i < (1 << 21); i++) /* (every class looks at the rate again) */
+    free(malloc(64));
+  CHECK(ctl_u64("guard.samples") == before);
+  mean = 1;
+  CHECK(ax_ctl("opt.guard", NULL, NULL, &mean, sizeof mean) == 0);
+  void *keep[4];
+  for (int i = 0; i < (1 << 21) && ctl_u64("guard.samples") < before + 4; i++)
+    free(malloc(64));
+  CHECKF(ctl_u64("guard.samples") >= before + 4, "guard.samples %llu, before %llu",
+         (unsigned long long)ctl_u64("guard.samples"), (unsigned long long)before);
+  for (int i = 0; i < 4; i++) /* (the class sampled all along, at every malloc now) */
+    keep[i] = malloc(64);
+  CHECK(ctl_u64("guard.live") >= 1);
+  for (int i = 0; i < 4; i++)
+    free(keep[i]);
+  mean = (size_t)1 << 41;
+  CHECK(ax_ctl("opt.guard", NULL, NULL, &mean, sizeof mean) == EINVAL);
+  mean = was;
+  CHECK(ax_ctl("opt.guard", NULL, NULL, &mean, sizeof mean) == 0);
+  CHECK(ax_ctl("opt.guard", &mean, &len, NULL, 0) == 0 && mean == was);
 }
 
 /* stats.dump writes the JSON report into the file (its first bytes), and says why not. */
@@ -267,6 +303,7 @@ int main(int argc, char **argv) {
   check_classes();
   check_thread_classes();
   check_option_writes();
+  check_guard_write();
   check_thp_write();
   check_dump();
   printf("t_ctl_names: OK\n");

@@ -267,7 +267,7 @@ rule_verbose() {
   list=$(grep '^axmalloc: option ' <<<"$err")
   echo "$list"
   n=$(grep -c . <<<"$list")
-  want "options listed" "$n" 20
+  want "options listed" "$n" 24
   want "AXMALLOC_PROF_SAMPLE" "$(listed AXMALLOC_PROF_SAMPLE)" \
     "axmalloc: option AXMALLOC_PROF_SAMPLE 64k (environment)"
   want "AXMALLOC_THP" "$(listed AXMALLOC_THP)" "axmalloc: option AXMALLOC_THP never (environment)"

@@ -185,7 +185,8 @@ endforeach()
 # at malloc or free (t_jit_frames.c): a hang is the failure (TIMEOUT)
 ax_test(t_jit_frames SOURCES t_jit_frames.c)
 foreach(mode "check|AXMALLOC_CHECK=1;AXMALLOC_PROF=1" "leaks|AXMALLOC_LEAKS=1"
-             "prof|AXMALLOC_PROF=1;AXMALLOC_PROF_SAMPLE=1;AXMALLOC_PROF_FILE=${CMAKE_CURRENT_BINARY_DIR}/t_jit_frames")
+             "prof|AXMALLOC_PROF=1;AXMALLOC_PROF_SAMPLE=1;AXMALLOC_PROF_FILE=${CMAKE_CURRENT_BINARY_DIR}/t_jit_frames"
+             "guard|AXMALLOC_GUARD=1")
   string(REGEX MATCH "^([^|]*)\\|(.*)$" _ "${mode}")
   add_test(NAME t_jit_frames.${CMAKE_MATCH_1} COMMAND t_jit_frames)
   set_tests_properties(t_jit_frames.${CMAKE_MATCH_1} PROPERTIES ENVIRONMENT "${CMAKE_MATCH_2}"

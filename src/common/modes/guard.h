@@ -22,13 +22,16 @@ AXI_HIDDEN void axi_guard_free(const char *fn, void *p);
 /* The bytes asked for of the live block at p (malloc_usable_size, realloc); reported as free
  * reports it when p is not a live block's start. */
 AXI_HIDDEN size_t axi_guard_usable(const char *fn, const void *p);
+/* AXMALLOC_VERBOSE's line (process init). */
+AXI_HIDDEN void axi_guard_say(void);
 /* The mean bytes between samples (0: none), and ax_ctl's write of it (false: not available,
  * as in checked mode or with memory tagging). */
 AXI_HIDDEN uint64_t axi_guard_rate(void);
 AXI_HIDDEN bool axi_guard_set_rate(uint64_t rate);
-/* Counts for ax_ctl: blocks handed out, live now, samples skipped (every slot live), slots. */
+/* Counts for ax_ctl: blocks handed out, live now (and their bytes), samples skipped (every
+ * slot live), slots. */
 typedef struct ax_guard_counts {
-  uint64_t samples, live, skipped, slots;
+  uint64_t samples, live, live_bytes, skipped, slots;
 } ax_guard_counts_t;
 AXI_HIDDEN void axi_guard_counts(ax_guard_counts_t *out);
 /* A fork child: the pool's lock is free again (a thread that held it does not exist here). */

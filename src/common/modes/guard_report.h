@@ -22,9 +22,9 @@ enum ax_guard_state {
 };
 
 /* How a block sits in its page (AXMALLOC_GUARD_PLACE). END: its end at the page's end, rounded
- * to the alignment malloc owes a block of its size (min(16, the largest power of two <= size)),
- * the bytes between checked at free; EXACT: its last byte the page's last (alignment 1 for
- * sizes that are not multiples of 16); START: at the page's start (underflows fault). */
+ * down to 16 bytes (malloc's alignment, as glibc's), the 0-15 bytes between checked at free;
+ * EXACT: its last byte the page's last (alignment 1 for sizes that are not multiples of 16);
+ * START: at the page's start (underflows fault); ALTERNATE: END and START in turn. */
 enum ax_guard_place { AX_GUARD_END, AX_GUARD_START, AX_GUARD_ALTERNATE, AX_GUARD_EXACT };
 
 /* What went wrong, for the report. */

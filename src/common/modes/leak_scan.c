@@ -40,6 +40,7 @@
 
 #include "hooks.h"
 #include "huge.h"
+#include "modes/guard_report.h"
 #include "modes/leak_gate.h"
 #include "modes/stacks/stacks.h"
 #include "os.h"
@@ -116,7 +117,21 @@ static void visit_region(uintptr_t r, ax_atomic_word *side, visit_fn fn) {
     fn(b, &side[(b - r) >> 4]);
 }
 
-/* fn on every live block, in address order. */
+/* Guarded sampling's live blocks (guard.c): one in a slot page of its pool, outside the
+ * segment map (with the leak checker on, malloc records them as any: alloc.c). */
+static void visit_guarded(visit_fn fn) {
+  if (!ax_peek(&axi_guard_pool.base))
+    return;
+  for (uint32_t i = 0; i < axi_guard_pool.slots; i++) {
+    const ax_guard_slot_t *s = &axi_guard_pool.slot[i];
+    ax_atomic_word *w =
+        ax_atomic_load_acquire(&s->state) == AX_GUARD_LIVE ? axi_side_word(s->block) : NULL;
+    if (w && ax_atomic_load_relaxed(w))
+      fn(s->block, w);
+  }
+}
+
+/* fn on every live block, in address order (guarded ones last). */
 static void walk_live(visit_fn fn) {
   for (size_t i = 0; i < AX_SIDE_L1; i++) {
     ax_atomic_word *l2 = (ax_atomic_word *)ax_atomic_load_acquire(&axi_side_dir[i]);
@@ -126,6 +141,7 @@ static void walk_live(visit_fn fn) {
         visit_region((uintptr_t)i << 36 | (uintptr_t)j << AX_SEGMENT_SHIFT, side, fn);
     }
   }
+  visit_guarded(fn);
 }
 
 /* ---- marking ------------------------------------------------------------------------------ */
@@ -222,10 +238,26 @@ static void reach_huge(uintptr_t v) {
     reach(b, w);
 }
 
+/* v points into guarded sampling's pool: the live block of its slot page, if v is inside it
+ * (the scan reads no more of it than was asked for: the guard page follows). */
+static void reach_guarded(uintptr_t v) {
+  uintptr_t k = axi_guard_page_index(v);
+  if (!(k & 1))
+    return;
+  const ax_guard_slot_t *s = &axi_guard_pool.slot[(k - 1) / 2];
+  if (ax_atomic_load_acquire(&s->state) != AX_GUARD_LIVE || v - s->block >= (s->size ? s->size : 1))
+    return;
+  ax_atomic_word *w = axi_side_word(s->block);
+  if (w)
+    reach(s->block, w);
+}
+
 /* A word of a root or of a reached block: does it point into a live block? */
 static inline void consider(uintptr_t v) {
   if (v < S->lo || v >= S->hi)
     return;
+  if (axi_guard_has((void *)v))
+    return reach_guarded(v);
   ax_page_t *page = axi_pagemap_get((void *)v);
   if (!page || axi_segment_of(page)->kind == AX_KIND_HUGE)
     return reach_huge(v);

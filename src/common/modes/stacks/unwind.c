@@ -27,6 +27,7 @@
  * keeps its last walks with the words they read, and reads those again (the memo, below).
  */
 #define _GNU_SOURCE
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unwind.h>
@@ -428,6 +429,77 @@ static const uint8_t *fde_read(const uint8_t *fde, cie_t *cie, uint64_t *range,
   return p;
 }
 
+/* ---- our own frames' FDEs ------------------------------------------------------------------- */
+
+/* The FDEs of the object that holds the allocator (the library, or the program it is linked
+ * into), found without libgcc: a sample's walk starts with a few frames of ours, and when the
+ * sampled malloc is one libgcc's registry makes holding its lock (a JIT's table sorted at its
+ * first lookup), _Unwind_Find_FDE on one of them, not looked up before, waited for that lock for
+ * ever (t_jit_frames hung, rarely, under AXMALLOC_PROF_SAMPLE=4096; guarded sampling, on by
+ * default, samples anywhere). The object's .eh_frame_hdr table, sorted by start address, is
+ * searched as libgcc's dl_iterate_phdr path searches it, with the common encodings only (the
+ * version 1 header, eh_frame_ptr pcrel|sdata4, fde_count udata4, the table datarel|sdata4, as
+ * GNU ld and lld write it); anything else, or an address it does not cover, goes to libgcc. */
+static const uint8_t *own_hdr;   /* the .eh_frame_hdr; NULL: libgcc for every frame */
+static uintptr_t own_lo, own_hi; /* the object's executable segments */
+static uint32_t own_count;       /* entries in the table */
+
+static int own_object(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  uintptr_t at = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
+  const uint8_t *hdr = NULL;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type == PT_GNU_EH_FRAME)
+      hdr = (const uint8_t *)start;
+    else if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+      lo = start < lo ? start : lo;
+      hi = start + ph->p_memsz > hi ? start + ph->p_memsz : hi;
+    }
+  }
+  if (at < lo || at >= hi)
+    return 0; /* (not the object that holds at: the next) */
+  if (hdr && hdr[0] == 1 && hdr[1] == 0x1b && hdr[2] == 0x03 && hdr[3] == 0x3b) {
+    memcpy(&own_count, hdr + 8, 4);
+    own_lo = lo;
+    own_hi = hi;
+    own_hdr = hdr;
+  }
+  return 1;
+}
+
+/* The FDE that covers pc in our own object, and the start of its function; NULL when none or
+ * pc is elsewhere. */
+static AX_NOINLINE const uint8_t *own_fde(uintptr_t pc, uintptr_t *func) {
+  if (!own_hdr || pc < own_lo || pc >= own_hi)
+    return NULL;
+  const uint8_t *table = own_hdr + 12;
+  intptr_t want = (intptr_t)(pc - (uintptr_t)own_hdr);
+  uint32_t lo = 0, hi = own_count; /* the last entry whose start is <= pc */
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    int32_t start;
+    memcpy(&start, table + 8 * (size_t)mid, 4);
+    if (start <= want)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  int32_t start, at;
+  memcpy(&start, table + 8 * (size_t)lo, 4);
+  memcpy(&at, table + 8 * (size_t)lo + 4, 4);
+  if (own_count == 0 || start > want)
+    return NULL;
+  const uint8_t *fde = own_hdr + at, *end;
+  cie_t cie;
+  uint64_t range;
+  if (!fde_read(fde, &cie, &range, &end) || (uint64_t)(want - start) >= range)
+    return NULL;
+  *func = (uintptr_t)own_hdr + (uintptr_t)(intptr_t)start;
+  return fde;
+}
+
 /* The rule of the frame whose return address is pc, from its FDE: as libgcc's
  * uw_frame_state_for reads it. */
 static rule_t derive(uintptr_t pc) {
@@ -435,7 +507,12 @@ static rule_t derive(uintptr_t pc) {
   if (in_registry(pc)) /* (not looked up: the walk ends with this frame) */
     return (rule_t){0, 0, 0, R_END};
   struct dwarf_eh_bases bases;
-  const uint8_t *fde = _Unwind_Find_FDE((void *)(pc - 1), &bases), *p, *end;
+  uintptr_t func = 0;
+  const uint8_t *fde = own_fde(pc - 1, &func), *p, *end;
+  if (fde)
+    bases.func = (void *)func;
+  else
+    fde = _Unwind_Find_FDE((void *)(pc - 1), &bases);
   if (!fde) /* libgcc ends the walk there too, unless pc is a signal's return */
     return ax_arch_sigreturn_at(pc) ? slow : (rule_t){0, 0, 0, R_END};
   cie_t cie;
@@ -502,6 +579,7 @@ bool axi_stack_walkable;
 void axi_stack_ready(void) {
   _Unwind_Backtrace(first_frame, NULL);
   registry_bounds();
+  dl_iterate_phdr(own_object, (void *)(uintptr_t)&derive);
   axi_stack_walkable = true;
 }
 
@@ -639,6 +717,8 @@ typedef struct ax_prof_memo {
 /* The memo of a walk that starts at pc, sp and fp (*hit), else the one of its two ways to
  * replace (the one used last stays); NULL when no memory for the memo. */
 static memo_t *memo_find(ax_heap_t *heap, uintptr_t pc, uintptr_t sp, uintptr_t fp, bool *hit) {
+  if (!heap) /* (a walk without a memo: axi_stack_capture_rare) */
+    return NULL;
   if (!heap->prof_memo && !(heap->prof_memo = axi_os_map(sizeof(ax_prof_memo_t))))
     return NULL;
   ax_prof_memo_t *memo = heap->prof_memo;

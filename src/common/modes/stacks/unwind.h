@@ -21,7 +21,7 @@ typedef struct ax_stack {
 
 /* The return addresses from the caller's frame outwards, by the unwind tables' rules kept per
  * return address, or from the heap's memo of its last walks; st->n = 0 when libgcc must walk
- * this stack */
+ * this stack; heap NULL: no memo */
 AXI_HIDDEN void axi_stack_unwind(ax_heap_t *heap, ax_stack_t *st);
 /* libgcc's walk, where axi_stack_unwind could not (st->n == 0), or beside it (check) */
 AXI_HIDDEN void axi_stack_walk_libgcc(ax_stack_t *st);
@@ -56,4 +56,18 @@ static inline __attribute__((always_inline)) void axi_stack_capture(ax_heap_t *h
   heap->prof.busy = false;
 }
 
+/* The same for a walk that comes rarely (guarded sampling's: one in 64 MiB by default): without
+ * the memo of the heap's last walks, which costs a thread that samples once 12 KiB mapped and
+ * is no faster for walks that do not repeat. */
+static inline __attribute__((always_inline)) void axi_stack_capture_rare(ax_heap_t *heap,
+                                                                         ax_stack_t *st) {
+  heap->prof.busy = true; /* a first lookup in libgcc's tables may allocate */
+  st->n = 0;
+  st->memo = false;
+  if (axi_prof_unwind_mode != AX_UNWIND_LIBGCC)
+    axi_stack_unwind(NULL, st);
+  if (ax_unlikely(st->n == 0 || axi_prof_unwind_mode == AX_UNWIND_CHECK))
+    axi_stack_walk_libgcc(st);
+  heap->prof.busy = false;
+}
 #endif
