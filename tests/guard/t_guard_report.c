@@ -57,9 +57,9 @@ static __attribute__((noinline)) char *alloc_site(size_t n) {
 
 static __attribute__((noinline)) void free_site(void *p) { free(p); }
 
-/* Whether p is a guarded block: the pages on either side of its page (the pool's page size:
- * AXMALLOC_PAGE_SIZE, else the kernel's) are inaccessible, which write(2) from them says
- * (EFAULT) without a fault. */
+/* Whether p is a guarded block: the readable memory around it is one page of the pool's size
+ * (AXMALLOC_PAGE_SIZE, else the kernel's), inaccessible on either side. write(2) from an
+ * address says whether it is readable (EFAULT) without a fault. */
 static int probe[2] = {-1, -1};
 static bool readable(uintptr_t a) {
   char c;
@@ -71,9 +71,14 @@ static bool readable(uintptr_t a) {
 }
 static bool is_guarded(const void *p) {
   const char *env = getenv("AXMALLOC_PAGE_SIZE");
-  uintptr_t size = env ? strtoul(env, NULL, 10) : (uintptr_t)sysconf(_SC_PAGESIZE);
-  uintptr_t page = (uintptr_t)p & ~(size - 1);
-  return !readable(page - 1) && !readable(page + size);
+  uintptr_t os = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t size = env ? strtoul(env, NULL, 10) : os;
+  uintptr_t lo = (uintptr_t)p & ~(os - 1), hi = lo + os; /* [lo, hi) readable */
+  while (hi - lo <= size && readable(hi))
+    hi += os;
+  while (hi - lo <= size && readable(lo - 1))
+    lo -= os;
+  return hi - lo == size;
 }
 
 /* A guarded block of n bytes. AXMALLOC_GUARD=1 samples a class at each refill of its list: the
