@@ -104,7 +104,7 @@ static AX_NOINLINE AX_API void *malloc_hooked(ax_heap_t *heap, size_t size, bool
       axi_leak_new(p, size);
     return p;
   }
-  if (!axi_malloc_hooked) { /* the sample was not this malloc's (malloc_slow's own way) */
+  if (!axi_malloc_hooked) { /* (malloc_slow's own way: guarded sampling's short intervals) */
     p = malloc_common(heap, size, zero);
     return ax_unlikely(axi_mte) ? axi_mte_tag(p) : p;
   }

@@ -137,36 +137,53 @@ void axi_page_queue_push(ax_heap_t *heap, ax_page_t *page) {
 
 /* ---- guarded sampling's countdown (types.h, ax_guard_heap_t; modes/guard.c takes the sample) */
 
-/* n blocks just handed to the fast paths, at the head of page's free list, reach class c's
- * guarded allocation: the one at index at = left + n of them, or the first after them (at ==
- * n). A direct class's list is cut before it (the rest waits on local_free), so that the fast
- * path runs dry there and malloc's slow path, hooked, takes the sample (alloc.c). At index 0,
- * the block the slow path under way hands out, it is the next one (the sample after a sample
- * is flagged at once by guard.c, so this is a class's first batch in a heap, drawn here, at
- * odds of size / AXMALLOC_GUARD). A cached class keeps left at 0, so that its next cache pop
- * misses (cache.c) and comes to the slow path too. */
-static AX_NOINLINE void guard_due(ax_heap_t *heap, ax_page_t *page, uint32_t n) {
-  unsigned c = page->cls;
+/* n blocks of class c just went to the fast paths (left counted them down to <= 0): the index
+ * among them of the class's guarded allocation, left + n (n: the first after them; <= 0: the
+ * block the slow path under way hands out, or due since), or NOT_DUE when it is not among them
+ * (the heap's first batch of the class, whose countdown is drawn here). */
+#define NOT_DUE INT64_MIN
+static int64_t guard_at(ax_heap_t *heap, unsigned c, uint32_t n) {
   ax_guard_heap_t *g = &heap->guard;
-  int64_t at = g->left[c] + (int64_t)n;
   if (!(g->drawn >> c & 1)) { /* (a heap starts at 0: undrawn) */
     axi_guard_draw(heap, c);
-    at = g->left[c];
     if ((g->left[c] -= n) > 0)
-      return;
+      return NOT_DUE;
   }
-  axi_guard_flag(heap, c); /* (the sample draws anew) */
-  if (axi_class_direct(c) && at < (int64_t)n && page->free)
-    axi_page_free_cut(page, at > 1 ? (uint64_t)at : 1);
+  return g->left[c] + (int64_t)n;
 }
 
-/* A cached class's countdown ran out at a cache pop (cache.h), which missed: the malloc under
- * way goes on as usual (it is the class's first in the heap, drawn here, or had its cache
- * miss), and the class's next one takes the sample (hooked; left 0, so that its pop misses). */
-static AX_NOINLINE void guard_mid_due(ax_heap_t *heap, unsigned c) {
-  if (!(heap->guard.drawn >> c & 1)) /* (a heap starts at 0: undrawn) */
-    return axi_guard_draw(heap, c);
-  axi_guard_flag(heap, c);
+/* The guarded allocation is at index at of the n blocks at the head of page's list. A direct
+ * class's list is cut before it (the rest waits on local_free), so that the fast path runs dry
+ * there and the slow path's refill finds the class due (left 0, then <= 0: hand_out_due). At
+ * index 0 the malloc under way is the sample, when its caller can take it (hand_out_due,
+ * axi_page_malloc, mid_take_due): left -1 says so, and a caller that cannot leaves it for the
+ * class's next slow path. A cached class's next cache pop then misses (cache.h). */
+static void guard_mark(ax_heap_t *heap, ax_page_t *page, int64_t at, uint32_t n) {
+  unsigned c = page->cls;
+  heap->guard.left[c] = at <= 0 ? -1 : 0;
+  if (at < (int64_t)n && axi_class_direct(c) && page->free) /* (at 0: the next malloc, at 1) */
+    axi_page_free_cut(page, at > 0 ? (uint64_t)at : 1);
+}
+
+static AX_NOINLINE void guard_due(ax_heap_t *heap, ax_page_t *page, uint32_t n) {
+  int64_t at = guard_at(heap, page->cls, n);
+  if (at != NOT_DUE)
+    guard_mark(heap, page, at, n);
+}
+
+/* A sample was just taken off the list: the n blocks at the head of page's list, which the
+ * malloc that took it left whole, go to the fast paths counted against the class's next
+ * interval; when the next guarded one is among them, the list is cut before it (at index 0, the
+ * next malloc's: every block waits on local_free), as guard_mark does for a malloc that takes
+ * the list's first block. (guard.c after a sample on a short interval, and hand_out_due.) */
+void axi_guard_after(ax_heap_t *heap, ax_page_t *page, uint32_t n) {
+  unsigned c = page->cls;
+  if ((heap->guard.left[c] -= n) > 0)
+    return;
+  int64_t at = heap->guard.left[c] + (int64_t)n;
+  heap->guard.left[c] = 0;
+  if (at < (int64_t)n && axi_class_direct(c) && page->free)
+    axi_page_free_cut(page, (uint64_t)at);
 }
 
 /* n more blocks of page's class go to the fast paths (a refill, a carve, collected blocks, one
@@ -174,6 +191,16 @@ static AX_NOINLINE void guard_mid_due(ax_heap_t *heap, unsigned c) {
 static inline void guard_count(ax_heap_t *heap, ax_page_t *page, uint32_t n) {
   if (ax_unlikely((heap->guard.left[page->cls] -= n) <= 0))
     guard_due(heap, page, n);
+}
+
+/* The sample, due now: guard.c's block, or NULL (no slot, sampling off, too big); the class's
+ * next interval is drawn either way (without guard.c, in checked mode or with tagging, as
+ * AXMALLOC_GUARD=0: a class looks again within 2^20 blocks). */
+static void *guard_take(ax_heap_t *heap, size_t size, bool zero) {
+  if (axi_seams.guard_take)
+    return axi_seams.guard_take(heap, size, zero);
+  axi_guard_draw(heap, axi_class_of(size));
+  return NULL;
 }
 
 /* ---- collecting freed blocks --------------------------------------------------------- */
@@ -669,10 +696,25 @@ static void *hand_out(ax_page_t *page, size_t size, bool zero) {
   return b;
 }
 
-/* A refill just counted reached its class's guarded allocation (guard_due), then the hand-out:
- * a frame of its own, reached by a tail call (see refill_local). */
+/* A refill of page's list (page->refill blocks) just counted reached its class's guarded
+ * allocation. At index 0 it is this malloc's: the sample, and the list, whole, for the fast path
+ * (counted against the next interval); else the list is cut before it (guard_mark). A frame of
+ * its own, reached by a tail call (see refill_local). */
 static AX_NOINLINE void *hand_out_due(ax_heap_t *heap, ax_page_t *page, size_t size, bool zero) {
-  guard_due(heap, page, page->refill);
+  uint32_t n = page->refill;
+  int64_t at = guard_at(heap, page->cls, n);
+  if (at != NOT_DUE && at <= 0) { /* the list counts against the interval drawn */
+    void *p = guard_take(heap, size, zero);
+    if (p) {
+      axi_guard_after(heap, page, n); /* (index 0: the next malloc's) */
+      return p;
+    }
+    p = hand_out(page, size, zero); /* (no slot: the list's first block, then the rest) */
+    axi_guard_after(heap, page, n - 1);
+    return p;
+  }
+  if (at != NOT_DUE)
+    guard_mark(heap, page, at, n);
   return hand_out(page, size, zero);
 }
 
@@ -697,9 +739,15 @@ static inline __attribute__((always_inline)) void *mid_take(ax_heap_t *heap, uns
   return b;
 }
 
-/* (a frame of its own, reached by a tail call: malloc_current_mid saves no register for it) */
+/* A cached class's countdown ran out at this malloc's cache pop (cache.h), which missed: the
+ * sample (the class's first malloc in the heap draws its countdown instead). A frame of its
+ * own, reached by a tail call: malloc_current_mid saves no register for it. */
 static AX_NOINLINE void *mid_take_due(ax_heap_t *heap, unsigned c, size_t size, bool zero) {
-  guard_mid_due(heap, c);
+  void *p;
+  if (!(heap->guard.drawn >> c & 1))
+    axi_guard_draw(heap, c);
+  else if ((p = guard_take(heap, size, zero)))
+    return p;
   return mid_take(heap, c, size, zero);
 }
 
@@ -737,6 +785,9 @@ void *axi_page_malloc(ax_heap_t *heap, size_t size, bool zero) {
     if (!page)
       return NULL;
   }
+  void *p; /* (a sample due now: guard_mark) */
+  if (ax_unlikely(heap->guard.left[page->cls] < 0) && (p = guard_take(heap, size, zero)))
+    return p;
   return hand_out(page, size, zero);
 }
 

@@ -28,4 +28,7 @@ AXI_HIDDEN uint64_t axi_page_free_count(const ax_page_t *page, uint64_t max);
 AXI_HIDDEN uint32_t axi_page_free_cut(ax_page_t *page, uint64_t max);
 AXI_HIDDEN void *axi_page_malloc_refilled(ax_heap_t *heap, ax_page_t *page, size_t size, bool zero);
 
+/* guarded sampling: the n blocks on page's list after a sample counted (page.c) */
+AXI_HIDDEN void axi_guard_after(ax_heap_t *heap, ax_page_t *page, uint32_t n);
+
 #endif

@@ -4,7 +4,6 @@
 #ifndef AX_SAMPLE_H
 #define AX_SAMPLE_H
 
-#include "state.h"
 #include "types.h"
 
 /* xorshift64*: one state per heap, its thread alone draws from it. pre: *state != 0. */
@@ -28,17 +27,4 @@ AXI_HIDDEN uint64_t axi_skip_draw(uint64_t *state, double mean, size_t size, uin
 #define AX_GUARD_RECHECK ((int64_t)1 << 20)
 #define AX_GUARD_PENDING (INT64_MAX / 4)
 AXI_HIDDEN void axi_guard_draw(ax_heap_t *heap, unsigned c);
-/* Class c's guarded allocation is its next malloc: heap's malloc slow path is hooked for it.
- * One class is due at a time: one due before counts again from 0 (its next refill or cache
- * pop makes it due again). Meanwhile a cached class's count stays 0, so that its cache pops
- * miss (cache.h); a direct class's list is cut before it (page.c): its count waits. */
-static inline void axi_guard_flag(ax_heap_t *heap, unsigned c) {
-  ax_guard_heap_t *g = &heap->guard;
-  if (g->due && g->due != c)
-    g->left[g->due] = 0;
-  g->left[c] = axi_class_cached(c) || axi_guard_every ? 0 : AX_GUARD_PENDING;
-  g->due = (uint8_t)c;
-  heap->hooked |= AX_HOOKED_GUARD;
-}
-
 #endif

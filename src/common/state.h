@@ -63,6 +63,9 @@ typedef struct axi_seams {
   void (*walk_begin)(ax_heap_t *heap);
   void (*walk_end)(ax_heap_t *heap);
   void (*uncache)(ax_heap_t *heap, unsigned c);
+  /* guarded sampling (guard.c): a class's countdown ran out at this malloc (page.c): its
+   * guarded block, or NULL (no slot, off, too big), the class's next interval drawn either way */
+  void *(*guard_take)(ax_heap_t *heap, size_t size, bool zero);
 } axi_seams_t;
 AXI_HIDDEN extern axi_seams_t axi_seams;
 static inline bool axi_slow_only(void) { return axi_checked || axi_mte || axi_leaks; }

@@ -338,17 +338,16 @@ typedef struct ax_prof_heap {
  * the fast paths before its guarded one, floor(X / class size) with X exponential of mean
  * AXMALLOC_GUARD. Counted where blocks are handed to the fast paths, a free list at a time (a
  * refill, a carve, blocks collected), and one at a time from the cache; when the guarded one
- * is among them, a direct class's list is cut before it (page.c) and the heap's malloc slow
- * path is hooked (AX_HOOKED_GUARD) until class `due`'s next malloc takes the sample. */
+ * is among them, a direct class's list is cut before it, and the slow path that finds the
+ * class due takes the sample there (page.c). */
 typedef struct ax_guard_heap {
-  int64_t left[AX_CLASSES]; /* < 0: the guarded block is among those just handed out */
+  int64_t left[AX_CLASSES]; /* <= 0: due (page.c: guard_mark) */
   uint64_t drawn;           /* classes whose left was drawn (a heap starts at 0: undrawn) */
   uint64_t rng;             /* (sample.h), seeded at the first draw */
-  uint8_t due;              /* the class whose next malloc slow path takes the sample */
 } ax_guard_heap_t;
 /* heap->hooked: malloc's slow path goes to alloc.c's malloc_hooked (one test per refill) */
 #define AX_HOOKED_MODES 1u /* the profiler or the leak checker is on (axi_malloc_hooked) */
-#define AX_HOOKED_GUARD 2u /* a guarded sample is due (guard.due) */
+#define AX_HOOKED_GUARD 2u /* a short guarded interval: a class's first malloc may be sampled */
 
 typedef struct ax_heap {
   ax_page_t *direct[AX_DIRECT_N]; /* size n -> page of its class (or the empty page): first */

@@ -85,6 +85,8 @@ SEAMS = [
     "trim's and a refused mapping's heap-wide walks and grants again after (`heap.c`).",
     "`axi_seams.uncache`: the cache gives a block back to its page, which the heap profiler had "
     "counted as an allocation (`cache.c`); the profiler's seams are set by `axi_prof_grant_init`.",
+    "`axi_seams.guard_take`: guarded sampling takes its block where a class's countdown runs out, "
+    "in the pages layer's slow paths (`page.c`); set by `axi_guard_init`.",
 ]
 MAX_CIRCLE = 2  # new_delete.cc and cxx_replaced.c
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The heap misuse probes (t_misuse.c, t_misuse_cxx.cc), each in a process of its own, under
-# glibc's malloc, axmalloc (preloaded) and axmalloc's checked mode (AXMALLOC_CHECK=1): a table
-# of what each catches by group, then the checks:
-#   - every probe as tests/modes/misuse_expected.txt says, for axmalloc and checked mode: '+' caught,
-#     '-' not caught ('?' either way), so a probe that starts or stops being caught shows;
+# glibc's malloc, axmalloc (preloaded), axmalloc's checked mode (AXMALLOC_CHECK=1) and axmalloc
+# with guarded sampling at every allocation the pool can hold (AXMALLOC_GUARD=1, issue 43): a
+# table of what each catches by group, then the checks:
+#   - every probe as tests/modes/misuse_expected.txt says, for axmalloc, checked mode and guard
+#     mode: '+' caught, '-' not caught ('?' either way), so a probe that starts or stops being
+#     caught shows;
 #   - axmalloc catches at least as many as glibc does in the same run, and at least
-#     AX_MISUSE_MIN_DEFAULT; checked mode at least AX_MISUSE_MIN_CHECKED (issue 29's targets).
+#     AX_MISUSE_MIN_DEFAULT; checked mode at least AX_MISUSE_MIN_CHECKED (issue 29's targets);
+#     guard mode at least as many as axmalloc's default (sampling only adds checks).
 # A probe is caught when it does not print NOT_CAUGHT (it died first, or found what it tests)
 # within the time limit, as mimalloc-bench's bench.sh judges its security tests.
 #
@@ -21,7 +24,8 @@ limit=${AX_MISUSE_TIMEOUT:-$([ ${#emu[@]} -gt 0 ] && echo 60 || echo 10)}
 min_default=${AX_MISUSE_MIN_DEFAULT:-68}
 min_checked=${AX_MISUSE_MIN_CHECKED:-100}
 unset AXMALLOC_CHECK AXMALLOC_PROF AXMALLOC_LEAKS AXMALLOC_MTE LD_PRELOAD
-modes=(glibc default checked)
+unset AXMALLOC_GUARD AXMALLOC_GUARD_PLACE AXMALLOC_GUARD_SLOTS AXMALLOC_GUARD_HANDLER
+modes=(glibc default checked guard)
 sizes=(small:8 medium:4096 large:262144)
 
 # caught MODE PROGRAM ARGS...: status 0 when the probe was caught
@@ -32,6 +36,7 @@ caught() {
   glibc) ;;
   default) pre=(LD_PRELOAD="$lib") ;;
   checked) pre=(LD_PRELOAD="$lib") env=(AXMALLOC_CHECK=1) ;;
+  guard) pre=(LD_PRELOAD="$lib") env=(AXMALLOC_GUARD=1) ;;
   esac
   local out st
   if [ ${#emu[@]} -gt 0 ]; then
@@ -84,15 +89,15 @@ for r in "${runs[@]}"; do
   done
 done
 
-printf '%-36s %6s %8s %8s\n' "group (probes)" glibc axmalloc checked
+printf '%-36s %6s %8s %8s %6s\n' "group (probes)" glibc axmalloc checked guard
 for g in "overflow, underflow by a store" "overflow, underflow by memcpy" "double free" \
   "invalid free" "after free: write, zero, reuse" "zero on malloc" "zero-size reads, writes" \
   "impossible size, executable heap" "C++ new/delete mismatch"; do
-  printf '%-36s %6s %8s %8s\n' "$g (${group_total[$g]:-0})" "${total[glibc,$g]:-0}" \
-    "${total[default,$g]:-0}" "${total[checked,$g]:-0}"
+  printf '%-36s %6s %8s %8s %6s\n' "$g (${group_total[$g]:-0})" "${total[glibc,$g]:-0}" \
+    "${total[default,$g]:-0}" "${total[checked,$g]:-0}" "${total[guard,$g]:-0}"
 done
-printf '%-36s %6s %8s %8s\n' "total (${#runs[@]})" "${total[glibc]:-0}" "${total[default]:-0}" \
-  "${total[checked]:-0}"
+printf '%-36s %6s %8s %8s %6s\n' "total (${#runs[@]})" "${total[glibc]:-0}" "${total[default]:-0}" \
+  "${total[checked]:-0}" "${total[guard]:-0}"
 
 # what each probe did, in the expectations' format (AX_MISUSE_SHOW=1)
 if [ "${AX_MISUSE_SHOW:-}" = 1 ]; then
@@ -102,7 +107,7 @@ if [ "${AX_MISUSE_SHOW:-}" = 1 ]; then
     labels=(small medium large)
     [ "$size" = - ] && labels=(-)
     line=$(printf '%-32s ' "$name")
-    for m in default checked; do
+    for m in default checked guard; do
       for l in "${labels[@]}"; do line+=${got[$m,$name,$l]}; done
       line+=$([ ${#labels[@]} = 1 ] && echo "        " || echo "      ")
     done
@@ -110,17 +115,24 @@ if [ "${AX_MISUSE_SHOW:-}" = 1 ]; then
   done
 fi
 
-# the expectations: "probe default checked", each a '+', '-' or '?' per size (small medium
-# large; one for a C++ probe)
-while read -r name want_d want_c; do
+# the expectations: "probe default checked guard", each a '+', '-' or '?' per size (small
+# medium large; one for a C++ probe)
+while read -r name want_d want_c want_g; do
   case $name in '' | '#'*) continue ;; esac
   labels=(small medium large)
   [ ${#want_d} = 1 ] && labels=(-)
   for i in "${!labels[@]}"; do
-    for m in default checked; do
-      want=$([ $m = default ] && echo "${want_d:$i:1}" || echo "${want_c:$i:1}")
+    for m in default checked guard; do
+      case $m in
+      default) want=${want_d:$i:1} ;;
+      checked) want=${want_c:$i:1} ;;
+      guard) want=${want_g:$i:1} ;;
+      esac
       have=${got[$m,$name,${labels[$i]}]:-}
-      if [ -z "$have" ]; then
+      if [ -z "$want" ]; then
+        echo "FAIL: $expected has no $m column for $name (${labels[$i]})"
+        fails=$((fails + 1))
+      elif [ -z "$have" ]; then
         echo "FAIL: $expected names $name (${labels[$i]}), which is no probe"
         fails=$((fails + 1))
       elif [ "$want" != "?" ] && [ "$want" != "$have" ]; then
@@ -141,6 +153,10 @@ for r in "${runs[@]}"; do
 done
 if [ "${total[default]:-0}" -lt "${total[glibc]:-0}" ] || [ "${total[default]:-0}" -lt "$min_default" ]; then
   echo "FAIL: axmalloc catches ${total[default]:-0}, fewer than glibc (${total[glibc]:-0}) or $min_default"
+  fails=$((fails + 1))
+fi
+if [ "${total[guard]:-0}" -lt "${total[default]:-0}" ]; then
+  echo "FAIL: guard mode (AXMALLOC_GUARD=1) catches ${total[guard]:-0}, fewer than axmalloc's default (${total[default]:-0})"
   fails=$((fails + 1))
 fi
 if [ "${total[checked]:-0}" -lt "$min_checked" ]; then

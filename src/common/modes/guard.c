@@ -31,6 +31,7 @@
 #include "modes/stacks/unwind.h"
 #include "options.h"
 #include "os.h"
+#include "page.h"
 #include "print.h"
 #include "sample.h"
 #include "state.h"
@@ -52,6 +53,8 @@ static ax_atomic_word live, live_bytes, skipped;
 
 /* ---- settings ------------------------------------------------------------------------------- */
 
+static void *take_due(ax_heap_t *heap, size_t size, bool zero); /* (below: the seam) */
+
 /* (the flag before the mean: a heap started meanwhile is hooked for a short one) */
 static void axi_guard_set_mean(uint64_t mean) {
   ax_poke(&axi_guard_every, mean != 0 && mean < AX_GUARD_EVERY_BELOW);
@@ -60,6 +63,8 @@ static void axi_guard_set_mean(uint64_t mean) {
 
 void axi_guard_init(void) {
   available = !axi_checked && !axi_mte; /* (their blocks are checked or tagged where they are) */
+  if (available)
+    axi_seams.guard_take = take_due;
   axi_guard_set_mean(available ? axi_option_num(AXI_OPTION_GUARD) : 0);
   place = (uint8_t)axi_option_num(AXI_OPTION_GUARD_PLACE);
   reinstall = axi_option_num(AXI_OPTION_GUARD_HANDLER) == 1;
@@ -169,7 +174,7 @@ static void stack_take(ax_heap_t *heap, ax_guard_stack_t *out) {
     st.n = 0;
     axi_stack_walk_libgcc(&st);
   } else {
-    axi_stack_capture_rare(heap, &st);
+    axi_stack_capture_memo(heap, NULL, &st); /* (no memo: unwind.h) */
   }
   unsigned depth, first = axi_stack_program_frames(&st, &depth);
   if (depth > AX_GUARD_FRAMES)
@@ -246,36 +251,33 @@ static AX_NOINLINE void *take(ax_heap_t *heap, size_t size) {
   return (void *)b;
 }
 
-/* The sample is this malloc when its class is the due one; with a short interval
- * (axi_guard_every: the slow path stays hooked), also when its class's countdown, drawn at its
- * first malloc, is 0. The next interval is drawn after it; a next one at once (0) is flagged at
- * once, as guard_due would have (page.c), unless this one found no slot (1: the fallback's
- * refill counts down again). */
-void *axi_guard_malloc(ax_heap_t *heap, size_t size, bool zero) {
+/* The seam page.c calls where a class's countdown ran out at this malloc (state.h): its
+ * guarded block, or NULL; the class's next interval drawn either way (a skip for want of a slot
+ * at an interval so short that it draws 0 tries again at the class's next refill or cache pop). */
+static void *take_due(ax_heap_t *heap, size_t size, bool zero) {
   (void)zero; /* (the page reads as zero: take) */
+  void *p = size && size <= axi_os_page && ax_peek(&axi_guard_mean) && !heap->prof.busy
+                ? take(heap, size)
+                : NULL;
+  axi_guard_draw(heap, axi_class_of(size));
+  return p;
+}
+
+/* malloc's slow path with a short interval (axi_guard_every: every heap's is hooked): a class's
+ * first malloc in the heap draws its countdown, and is the sample when that is 0 (the refills
+ * count only what goes to the fast paths after it). */
+void *axi_guard_malloc(ax_heap_t *heap, size_t size, bool zero) {
   if (size == 0 || size > AX_LARGE_MAX)
     return NULL;
   unsigned c = axi_class_of(size);
-  ax_guard_heap_t *g = &heap->guard;
-  bool now = c == g->due;
-  if (now) {
-    g->due = 0;
-    if (!axi_guard_every)
-      heap->hooked &= ~AX_HOOKED_GUARD;
-  } else if (axi_guard_every) {
-    if (!(g->drawn >> c & 1))
-      axi_guard_draw(heap, c);
-    now = g->left[c] == 0;
-  }
-  if (!now)
+  if (!(heap->guard.drawn >> c & 1))
+    axi_guard_draw(heap, c);
+  if (heap->guard.left[c] > 0)
     return NULL;
-  void *p =
-      size <= axi_os_page && ax_peek(&axi_guard_mean) && !heap->prof.busy ? take(heap, size) : NULL;
-  axi_guard_draw(heap, c);
-  if (g->left[c] == 0 && !p)
-    g->left[c] = 1;
-  else if (g->left[c] == 0)
-    axi_guard_flag(heap, c);
+  void *p = take_due(heap, size, zero);
+  ax_page_t *page = heap->current[c]; /* (the class's list, if any, counts against the next) */
+  if (p && page->free)
+    axi_guard_after(heap, page, axi_page_free_count(page, UINT32_MAX));
   return p;
 }
 

@@ -11,9 +11,11 @@
 
 /* pre: process init, options read, after checked mode's and tagging's (which rule it out). */
 AXI_HIDDEN void axi_guard_init(void);
-/* malloc's slow path with a guarded sample due (heap->hooked & AX_HOOKED_GUARD): the block of
- * the sample when size is of the due class and the pool has a slot, else NULL (the caller
- * allocates as usual); the class's next interval drawn either way. pre: heap is the thread's. */
+/* malloc's slow path with a short interval (axi_guard_every: every heap's is hooked): a
+ * class's first malloc in the heap is the sample when its countdown, drawn then, is 0; NULL
+ * otherwise (the caller allocates as usual). Elsewhere the samples are taken where the
+ * countdown runs out, through the seam axi_guard_init fills (state.h, page.c). pre: heap is the
+ * thread's. */
 AXI_HIDDEN void *axi_guard_malloc(ax_heap_t *heap, size_t size, bool zero);
 /* free (and realloc's free: fn names it) of a pointer in the pool (axi_guard_has): its page
  * made inaccessible; a double or invalid free, or bytes around the block written, reported

@@ -717,7 +717,7 @@ typedef struct ax_prof_memo {
 /* The memo of a walk that starts at pc, sp and fp (*hit), else the one of its two ways to
  * replace (the one used last stays); NULL when no memory for the memo. */
 static memo_t *memo_find(ax_heap_t *heap, uintptr_t pc, uintptr_t sp, uintptr_t fp, bool *hit) {
-  if (!heap) /* (a walk without a memo: axi_stack_capture_rare) */
+  if (!heap) /* (a walk without a memo: axi_stack_capture_memo) */
     return NULL;
   if (!heap->prof_memo && !(heap->prof_memo = axi_os_map(sizeof(ax_prof_memo_t))))
     return NULL;

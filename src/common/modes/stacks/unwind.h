@@ -42,32 +42,24 @@ AXI_HIDDEN void axi_stack_key(ax_stack_t *st);
 
 /* The stack of the caller, from the unwind tables every Debian binary has (-O2 code keeps no
  * frame pointers). Inline, so that the walk starts in the frame of the malloc path that decided
- * to sample (or to record), not in frames of the walk's own. pre: heap is the thread's own (not
+ * to sample (or to record), not in frames of the walk's own. memo: heap, whose memo of its last
+ * walks serves walks that repeat (the profiler's, the stacks of every block), or NULL for walks
+ * that come rarely (guarded sampling's: one in 64 MiB by default), for which a memo would cost a
+ * thread that sampled once 12 KiB mapped and save nothing. pre: heap is the thread's own (not
  * the empty one). */
-static inline __attribute__((always_inline)) void axi_stack_capture(ax_heap_t *heap,
-                                                                    ax_stack_t *st) {
+static inline __attribute__((always_inline)) void
+axi_stack_capture_memo(ax_heap_t *heap, ax_heap_t *memo, ax_stack_t *st) {
   heap->prof.busy = true; /* a first lookup in libgcc's tables may allocate */
   st->n = 0;
   st->memo = false;
   if (axi_prof_unwind_mode != AX_UNWIND_LIBGCC)
-    axi_stack_unwind(heap, st);
+    axi_stack_unwind(memo, st);
   if (ax_unlikely(st->n == 0 || axi_prof_unwind_mode == AX_UNWIND_CHECK))
     axi_stack_walk_libgcc(st);
   heap->prof.busy = false;
 }
-
-/* The same for a walk that comes rarely (guarded sampling's: one in 64 MiB by default): without
- * the memo of the heap's last walks, which costs a thread that samples once 12 KiB mapped and
- * is no faster for walks that do not repeat. */
-static inline __attribute__((always_inline)) void axi_stack_capture_rare(ax_heap_t *heap,
-                                                                         ax_stack_t *st) {
-  heap->prof.busy = true; /* a first lookup in libgcc's tables may allocate */
-  st->n = 0;
-  st->memo = false;
-  if (axi_prof_unwind_mode != AX_UNWIND_LIBGCC)
-    axi_stack_unwind(NULL, st);
-  if (ax_unlikely(st->n == 0 || axi_prof_unwind_mode == AX_UNWIND_CHECK))
-    axi_stack_walk_libgcc(st);
-  heap->prof.busy = false;
+static inline __attribute__((always_inline)) void axi_stack_capture(ax_heap_t *heap,
+                                                                    ax_stack_t *st) {
+  axi_stack_capture_memo(heap, heap, st);
 }
 #endif
