@@ -352,14 +352,3 @@ void axi_guard_counts(ax_guard_counts_t *out) {
 }
 
 void axi_guard_fork_child(void) { ax_atomic_store_relaxed(&lock.word, 0); }
-
-/* TEMP until guard_report.c and guard_fault.c land (helper branch i43-fault) */
-__attribute__((weak)) ax_guard_pool_t axi_guard_pool;
-__attribute__((weak)) void axi_guard_report(enum ax_guard_kind kind, const ax_guard_slot_t *s,
-                                            uintptr_t addr, const char *fn, bool in_signal) {
-  (void)s, (void)in_signal;
-  axi_write("axmalloc: guarded block misuse %d at %p (%s)\n", (int)kind, (void *)addr,
-            fn ? fn : "");
-}
-__attribute__((weak)) void axi_guard_fault_install(void) {}
-__attribute__((weak)) void axi_guard_fault_recheck(void) {}

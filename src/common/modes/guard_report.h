@@ -82,7 +82,8 @@ static inline uintptr_t axi_guard_slot_page(uint32_t i) {
  * "axmalloc: <kind> ..." lines: the address and its offset from the block, the block's size,
  * the stacks that allocated and freed it, symbolized; then the process is left to die (the
  * caller aborts, or returns from the fault so that it faults again with the original signal).
- * Async-signal-safe when in_signal (no allocation, no lock taken). s may be NULL (WILD). */
+ * Async-signal-safe when in_signal (no allocation, no lock taken); otherwise it may allocate
+ * (the demangler): pre, the caller holds no lock of the allocator's. s may be NULL (WILD). */
 AXI_HIDDEN void axi_guard_report(enum ax_guard_kind kind, const ax_guard_slot_t *s, uintptr_t addr,
                                  const char *fn, bool in_signal);
 
