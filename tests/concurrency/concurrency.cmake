@@ -129,9 +129,11 @@ set_tests_properties(t_cancel t_cancel.stats t_cancel.print t_cancel.fatal PROPE
 # 8 KiB with libgcc's walk (3.4 KiB on x86-64, 7.5 on AArch64: its context holds the vector
 # registers); a dump 1 KiB
 ax_test(t_stack SOURCES t_stack.c ARGS 1024 1024)
-add_test(NAME t_stack.prof COMMAND t_stack 2048 1024)
+# (2,048 until issue 43: the allocator's own frames looked up in its .eh_frame_hdr, a walk's
+# first lookups, took 80 bytes more, 1,951 on x86-64, and an UBSan build passed 2,048)
+add_test(NAME t_stack.prof COMMAND t_stack 2176 1024)
 # guarded sampling (on by default) at every 4 KiB: a sampled malloc walks its stack as the
-# profiler's does (2,063 bytes on x86-64); the others measure malloc and free, and the
+# profiler's does (2,079 bytes on x86-64); the others measure malloc and free, and the
 # profiler's samples, without it
 add_test(NAME t_stack.guard COMMAND t_stack 2304 1024)
 set_tests_properties(t_stack.guard PROPERTIES ENVIRONMENT "AXMALLOC_GUARD=4096")

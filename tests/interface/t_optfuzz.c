@@ -44,7 +44,7 @@ typedef struct model {
   enum kind kind;
   uint64_t min, max;    /* a size's or number's range */
   bool pow2;            /* AXMALLOC_PAGE_SIZE: a power of two (min: the OS page) */
-  const char *words[4]; /* a word's, in order: the number taken is the index */
+  const char *words[5]; /* a word's, in order (NULL after): the number taken is the index */
   bool bools;           /* AXMALLOC_LEAKS: a boolean for off and on too */
   const char *dflt;     /* the default as the line names it */
   const char *not_a;    /* why a value that is not of the kind is refused */
