@@ -43,7 +43,7 @@
 #define AX_CHECKED 0
 #endif
 /* guarded sampling's default mean interval (modes/guard.c): a sample costs a few system calls
- * and a stack walk, 3 to 4 us; at 64 MiB a program allocating 4 GB/s spends 0.02% on them */
+ * and a stack walk, 2 to 4 us; at 64 MiB a program allocating 4 GB/s spends 0.02% on them */
 #define AX_GUARD_DEFAULT ((uint64_t)64 << 20)
 
 extern char **environ;

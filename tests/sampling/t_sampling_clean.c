@@ -30,15 +30,8 @@
 
 #include <axmalloc.h>
 
-#define CHECKF(cond, ...)                                                                          \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);                     \
-      fprintf(stderr, __VA_ARGS__);                                                                \
-      fputc('\n', stderr);                                                                         \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
+#include "testutil.h"
+
 
 #define THREADS 8
 #define KEEP 64     /* blocks a thread holds */

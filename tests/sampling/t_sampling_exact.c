@@ -31,15 +31,8 @@
 
 #include <axmalloc.h>
 
-#define CHECKF(cond, ...)                                                                          \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);                     \
-      fprintf(stderr, __VA_ARGS__);                                                                \
-      fputc('\n', stderr);                                                                         \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
+#include "testutil.h"
+
 
 static void *volatile hide;
 static size_t page;
@@ -225,12 +218,6 @@ static void test_slots(void) {
 
 /* ax_ctl: opt.guard reads 1, guard.slots 8; opt.guard written 0 stops sampling, 1 starts it
  * again (for a class first allocated then: a class drawn while it was 0 rechecks later) */
-static uint64_t ctl_u64(const char *name) {
-  uint64_t v = 0;
-  size_t len = sizeof v;
-  CHECKF(ax_ctl(name, &v, &len, NULL, 0) == 0, "ax_ctl(%s)", name);
-  return v;
-}
 static int guarded_of(size_t n, int k) {
   int g = 0;
   for (int i = 0; i < k; i++) {

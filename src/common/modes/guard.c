@@ -15,7 +15,7 @@
  *           written): guard_report.c, then abort
  *
  * A sample costs two mprotect calls, a madvise, a page fault and a stack walk: about 2,700
- * instructions and 3 to 4 us (a malloc/free loop of 4 KiB blocks at AXMALLOC_GUARD=1), the first
+ * instructions and 2 to 4 us (a malloc/free loop of 4 KiB blocks at AXMALLOC_GUARD=1), the first
  * in a process about 22,500 instructions more (the pool, the handler, the unwinder's first
  * lookups). At the default interval a program allocating 4 GB/s of such blocks spends 0.02% of
  * its time on them, and the pool's pages hold at most 256 KiB. */
