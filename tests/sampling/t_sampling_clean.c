@@ -32,7 +32,6 @@
 
 #include "testutil.h"
 
-
 #define THREADS 8
 #define KEEP 64     /* blocks a thread holds */
 #define EXCHANGE 32 /* blocks in transit between threads */

@@ -33,7 +33,6 @@
 
 #include "testutil.h"
 
-
 static void *volatile hide;
 static size_t page;
 static const char *place;
