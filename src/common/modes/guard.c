@@ -56,7 +56,7 @@ static ax_atomic_word live, live_bytes, skipped;
 static void *take_due(ax_heap_t *heap, size_t size, bool zero); /* (below: the seam) */
 
 /* (the flag before the mean: a heap started meanwhile is hooked for a short one) */
-static void axi_guard_set_mean(uint64_t mean) {
+static void set_mean(uint64_t mean) {
   ax_poke(&axi_guard_every, mean != 0 && mean < AX_GUARD_EVERY_BELOW);
   ax_poke(&axi_guard_mean, mean);
 }
@@ -65,7 +65,7 @@ void axi_guard_init(void) {
   available = !axi_checked && !axi_mte; /* (their blocks are checked or tagged where they are) */
   if (available)
     axi_seams.guard_take = take_due;
-  axi_guard_set_mean(available ? axi_option_num(AXI_OPTION_GUARD) : 0);
+  set_mean(available ? axi_option_num(AXI_OPTION_GUARD) : 0);
   place = (uint8_t)axi_option_num(AXI_OPTION_GUARD_PLACE);
   reinstall = axi_option_num(AXI_OPTION_GUARD_HANDLER) == 1;
   uint64_t n = axi_option_num(AXI_OPTION_GUARD_SLOTS);
@@ -99,7 +99,7 @@ uint64_t axi_guard_rate(void) { return ax_peek(&axi_guard_mean); }
 bool axi_guard_set_rate(uint64_t r) {
   if (!available || pool_failed)
     return false;
-  axi_guard_set_mean(r);
+  set_mean(r);
   return true;
 }
 
@@ -135,7 +135,7 @@ static bool pool_ready(void) {
   } else {
     if (records)
       axi_os_unmap(records, rec);
-    axi_guard_set_mean(0);
+    set_mean(0);
     pool_failed = true;
     axi_write("axmalloc: no memory for guarded sampling's pool: off\n");
   }
