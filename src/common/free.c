@@ -173,15 +173,17 @@ static AX_NOINLINE AX_API void free_irregular(void *p, const char *fn, size_t si
     return axi_prof_slot_free(fn, x.seg, p);
   case AX_PTR_ZERO:
     return axi_zero_free(fn, p);
-  case AX_PTR_GUARD:
+  case AX_PTR_GUARD: {
     fn = axi_freeing_for ? axi_freeing_for : fn; /* (realloc's free names realloc) */
-    if (ax_unlikely(axi_leaks)) {                /* (as AX_PTR_LEAK) */
+    uintptr_t caller = (uintptr_t)__builtin_return_address(0); /* (free's: a tail call here) */
+    if (ax_unlikely(axi_leaks)) {                              /* (as AX_PTR_LEAK) */
       axi_leak_hold(p);
       axi_leak_forget(NULL, p);
-      axi_guard_free(fn, p);
+      axi_guard_free(fn, p, caller);
       return axi_leak_release();
     }
-    return axi_guard_free(fn, p);
+    return axi_guard_free(fn, p, caller);
+  }
   case AX_PTR_HUGE:
     if (ax_unlikely(x.seg->prof != NULL)) /* a sampled block (prof.c) */
       axi_prof_release(x.seg);

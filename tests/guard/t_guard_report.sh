@@ -20,8 +20,11 @@ trap 'rm -rf "$tmp"' EXIT
 ulimit -c 0 # (the faults are meant: no core files)
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-unset AXMALLOC_GUARD AXMALLOC_GUARD_HANDLER AXMALLOC_GUARD_PLACE AXMALLOC_GUARD_SLOTS \
-  AXMALLOC_CHECK AXMALLOC_LEAKS AXMALLOC_PROF AXMALLOC_MTE AXMALLOC_PAGE_SIZE T_GUARD_OWN_EARLY
+# Every run says which options it sets: none of a variant pass's (scripts/test.sh) inherited,
+# whose own lines (AXMALLOC_PROF_FILE=... does nothing without AXMALLOC_PROF=1) would be the
+# reports' first
+for v in $(env | sed -n 's/^\(AXMALLOC_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+unset T_GUARD_OWN_EARLY
 base=(AXMALLOC_GUARD=1 AXMALLOC_GUARD_SLOTS=16)
 [ -n "$page" ] && base+=("AXMALLOC_PAGE_SIZE=$page")
 

@@ -22,7 +22,7 @@ set_tests_properties(t_sampling_stat PROPERTIES LABELS "sampling" TIMEOUT ${AX_S
 # hold, its data checked all along: with each placement, the heap profiler sampling too, 16 and 64 KiB pages (64 slots: the
 # automatic size would be 16 and 8, fewer than the threads hold), a bigger pool,
 # sampling off (it then counts no guarded block), and linked -static.
-ax_test(t_sampling_clean SOURCES t_sampling_clean.c ENV AXMALLOC_GUARD=1)
+ax_test(t_sampling_clean SOURCES t_sampling_clean.c ENV AXMALLOC_GUARD=1 AXMALLOC_GUARD_SLOTS=64)
 target_include_directories(t_sampling_clean PRIVATE ${PROJECT_SOURCE_DIR}/include)
 # (each run: its name, then its environment, the variables separated by ','; at
 # AXMALLOC_GUARD=4k about one block in 40 is guarded, maybe fewer than the check's 100 in all)
@@ -40,13 +40,18 @@ foreach(run ${AX_SAMPLING_CLEAN_RUNS})
   string(REPLACE "|" ";" run "${run}")
   list(POP_FRONT run name)
   string(REPLACE "," ";" run "${run}")
+  if(NOT run MATCHES "AXMALLOC_GUARD_SLOTS") # (64, whatever page size a variant pass sets)
+    list(APPEND run AXMALLOC_GUARD_SLOTS=64)
+  endif()
   add_test(NAME t_sampling_clean.${name} COMMAND t_sampling_clean)
   set_tests_properties(t_sampling_clean.${name} PROPERTIES ENVIRONMENT "${run}" LABELS "sampling"
                        TIMEOUT ${AX_SYS_TIMEOUT})
 endforeach()
 ax_sys_static(t_sampling_clean_static SOURCES t_sampling_clean.c LIBS axmalloc_static)
 add_test(NAME t_sampling_clean_static COMMAND t_sampling_clean_static)
-set_tests_properties(t_sampling_clean_static PROPERTIES ENVIRONMENT "AXMALLOC_GUARD=1")
+# (64 slots, whatever page size a variant pass of scripts/test.sh sets: 8 threads hold more)
+set_tests_properties(t_sampling_clean_static PROPERTIES ENVIRONMENT
+                     "AXMALLOC_GUARD=1;AXMALLOC_GUARD_SLOTS=64")
 set_tests_properties(t_sampling_clean t_sampling_clean_static PROPERTIES LABELS "sampling"
                      TIMEOUT ${AX_SYS_TIMEOUT})
 

@@ -9,8 +9,8 @@
 set -uo pipefail
 prog=$1
 IFS='|' read -r -a emu <<<"${2:-}"
-unset AXMALLOC_CHECK AXMALLOC_MTE AXMALLOC_GUARD_PLACE AXMALLOC_GUARD_SLOTS AXMALLOC_LEAKS_EXITCODE
-export AXMALLOC_GUARD=1 AXMALLOC_LEAKS=1
+unset AXMALLOC_CHECK AXMALLOC_MTE AXMALLOC_GUARD_PLACE AXMALLOC_LEAKS_EXITCODE
+export AXMALLOC_GUARD=1 AXMALLOC_LEAKS=1 AXMALLOC_GUARD_SLOTS=64
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1 # (the profiler writes its final profile here)

@@ -304,7 +304,7 @@ static __attribute__((noreturn)) void misuse(enum ax_guard_kind kind, const ax_g
   abort();
 }
 
-void axi_guard_free(const char *fn, void *p) {
+void axi_guard_free(const char *fn, void *p, uintptr_t caller) {
   uintptr_t a = (uintptr_t)p;
   ax_guard_slot_t *s = slot_at(a);
   if (!s)
@@ -319,7 +319,17 @@ void axi_guard_free(const char *fn, void *p) {
   uintptr_t w = around_written(s);
   if (w)
     misuse(w > s->block ? AX_GUARD_OVERFLOW_FREE : AX_GUARD_UNDERFLOW_FREE, s, w, fn);
-  stack_take(axi_tls_heap, &s->free);
+  /* A free from libgcc's registry (a static program's exit deregisters its tables and frees
+   * their sorted array, which may have been sampled, holding the lock a lookup of one of our
+   * frames not walked before would take: it hung, t_sampling_leak_static at 64 KiB pages): its
+   * caller alone, no walk. */
+  if (axi_stack_in_registry(caller)) {
+    s->free.tid = axi_os_gettid();
+    s->free.pc[0] = caller;
+    s->free.depth = 1;
+  } else {
+    stack_take(axi_tls_heap, &s->free);
+  }
   void *page = (void *)axi_guard_slot_page(slot_index(s));
   axi_os_protect(page, axi_guard_pool.page, false);
   axi_os_zero_pages(page, axi_guard_pool.page); /* (its memory back; zero when reused) */

@@ -19,8 +19,9 @@ AXI_HIDDEN void axi_guard_init(void);
 AXI_HIDDEN void *axi_guard_malloc(ax_heap_t *heap, size_t size, bool zero);
 /* free (and realloc's free: fn names it) of a pointer in the pool (axi_guard_has): its page
  * made inaccessible; a double or invalid free, or bytes around the block written, reported
- * with the block's stacks (the process aborts). */
-AXI_HIDDEN void axi_guard_free(const char *fn, void *p);
+ * with the block's stacks (the process aborts). caller: the return address into the program
+ * (its free stack's first frame when a walk from there could wait for libgcc's lock). */
+AXI_HIDDEN void axi_guard_free(const char *fn, void *p, uintptr_t caller);
 /* The bytes asked for of the live block at p (malloc_usable_size, realloc); reported as free
  * reports it when p is not a live block's start. */
 AXI_HIDDEN size_t axi_guard_usable(const char *fn, const void *p);

@@ -103,6 +103,7 @@ static uintptr_t registry_lo, registry_hi; /* [lo, hi): set once by axi_stack_re
 static bool in_registry(uintptr_t ret) { /* (ret - 1: the call) */
   return ret > registry_lo && ret - registry_lo <= registry_hi - registry_lo;
 }
+bool axi_stack_in_registry(uintptr_t ret) { return in_registry(ret); }
 
 /* ---- rules --------------------------------------------------------------------------------- */
 

@@ -33,6 +33,9 @@ AXI_HIDDEN void axi_stack_ready(void);
  * before the unwinder can find a frame's tables). */
 AXI_HIDDEN extern bool axi_stack_walkable;
 AXI_HIDDEN void axi_stack_fork_child(void);
+/* Is ret a return address into libgcc's registry of unwind tables, which may hold the lock a
+ * frame's lookup takes (a free from __deregister_frame_info at a static program's exit)? */
+AXI_HIDDEN bool axi_stack_in_registry(uintptr_t ret);
 /* Is ret a return address into the allocator's entry points (section axmalloc_api)? */
 AXI_HIDDEN bool axi_stack_in_api(uintptr_t ret);
 /* The index of st's first program frame (after our own); *depth of them */
