@@ -36,14 +36,17 @@ static inline void axi_cache_put(ax_heap_t *heap, ax_block_t *b, ax_page_t *page
 static inline ax_block_t *axi_cache_pop(ax_heap_t *heap, size_t size) {
   unsigned c = axi_cache_class[(size - 1) >> 8], i = c - AX_CACHE_FIRST;
   ax_block_t *b;
-  if (ax_unlikely(--heap->guard.left[c] < 0)) /* guarded sampling's countdown: the slow path */
-    return NULL;                   /* (a miss counts too: page.c's mid path gives it back) */
+  /* guarded sampling's countdown (types.h), where a block is there to take: run out, the slow
+   * path takes the sample (page.c). Not before: the empty heap, every heapless thread's, has no
+   * block and must not be written (TSan: two threads' mid mallocs raced on it). */
   if (heap->cache.last_cls == c) { /* one compare: last_cls is 0 when there is no last */
+    if (ax_unlikely(--heap->guard.left[c] < 0))
+      return NULL;
     b = heap->cache.last;
     heap->cache.last_cls = 0;
   } else {
     uint32_t n = heap->cache.n[i];
-    if (!n)
+    if (!n || ax_unlikely(--heap->guard.left[c] < 0))
       return NULL;
     b = heap->cache.slot[i][--n];
     heap->cache.n[i] = n;

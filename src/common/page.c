@@ -732,7 +732,7 @@ static inline __attribute__((always_inline)) void *mid_take(ax_heap_t *heap, uns
     return NULL;
   ax_block_t *b = pop_from(page, &page->local_free);
   heap->stats.class_mallocs[page->cls]++; /* (not counted by refill: see free_len) */
-  heap->guard.left[c]--;                  /* (a cache pop finds a count run out: guard_mid_due) */
+  heap->guard.left[c]--;                  /* (a cache pop finds a count run out: mid_take_due) */
   AX_TRACK_MALLOC(b, page->block_size, 0);
   if (zero)
     axi_bulk_zero(b, (size + 15) & ~(size_t)15);
@@ -753,7 +753,7 @@ static AX_NOINLINE void *mid_take_due(ax_heap_t *heap, unsigned c, size_t size, 
 
 static void *malloc_current_mid(ax_heap_t *heap, size_t size, bool zero) {
   unsigned c = axi_class_of(size);
-  if (axi_class_cached(c) && heap->guard.left[c]++ < 0) /* (its cache miss counted it: back) */
+  if (axi_class_cached(c) && heap->guard.left[c] < 0) /* (its cache pop ran the count out) */
     return mid_take_due(heap, c, size, zero);
   return mid_take(heap, c, size, zero);
 }

@@ -126,7 +126,7 @@ static bool pool_ready(void) {
     axi_guard_pool.page = page;
     axi_guard_pool.slots = slots_want;
     axi_guard_pool.slot = records;
-    axi_guard_pool.span = span;
+    ax_poke(&axi_guard_pool.span, span);
     /* (stats.mapped: the reservation and the records; a live block's page is resident) */
     axi_stat_add(&axi_stats.os_reserved, &axi_stats.os_reserved_peak,
                  (intptr_t)(span + 2 * margin + rec));

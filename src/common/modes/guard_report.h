@@ -68,8 +68,10 @@ AXI_HIDDEN extern ax_guard_pool_t axi_guard_pool;
 /* Is p in the pool (a block, a slot page or a guard page)? Two loads and a compare: ptr.c's
  * test for every pointer the fast paths did not take. */
 static inline bool axi_guard_has(const void *p) {
-  /* (acquire: the pool's fields were written before its base was published) */
-  return (uintptr_t)p - ax_peek_acquire(&axi_guard_pool.base) < axi_guard_pool.span;
+  /* (acquire: the pool's fields were written before its base was published; span read as an
+   * atomic too, and only then: another thread may be mapping the pool) */
+  uintptr_t base = ax_peek_acquire(&axi_guard_pool.base);
+  return base && (uintptr_t)p - base < ax_peek(&axi_guard_pool.span);
 }
 /* The page index of a (in the pool): even a guard page, odd slot (index - 1) / 2's page. */
 static inline uintptr_t axi_guard_page_index(uintptr_t a) {
