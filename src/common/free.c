@@ -174,7 +174,7 @@ static AX_NOINLINE AX_API void free_irregular(void *p, const char *fn, size_t si
   case AX_PTR_ZERO:
     return axi_zero_free(fn, p);
   case AX_PTR_GUARD: {
-    fn = axi_freeing_for ? axi_freeing_for : fn; /* (realloc's free names realloc) */
+    fn = axi_freeing_for ? axi_freeing_for : fn;               /* (realloc's free names realloc) */
     uintptr_t caller = (uintptr_t)__builtin_return_address(0); /* (free's: a tail call here) */
     if (ax_unlikely(axi_leaks)) {                              /* (as AX_PTR_LEAK) */
       axi_leak_hold(p);
