@@ -67,6 +67,13 @@ static void add_cached(ax_heap_t *heap, void *arg) {
     *bytes += axi_page_of(axi_segment_of(aside), aside)->block_size;
 }
 
+/* Guarded sampling's counts (modes/guard.c), taken together. */
+static ax_guard_counts_t guard_counts(void) {
+  ax_guard_counts_t c;
+  axi_guard_counts(&c);
+  return c;
+}
+
 /* Bytes of live blocks: every page's live blocks, less the heaps' caches, and the huge
  * blocks. Exact while no other thread allocates or frees; otherwise each page as it was when
  * the walk read it. */
@@ -75,9 +82,9 @@ static void get_allocated(void *out) {
   axi_heap_foreach(add_cached, &cached);
   uint64_t live = axi_segment_live_bytes();
   live = live > cached ? live - cached : 0;
-  ax_guard_counts_t g; /* (guarded blocks: the bytes asked for, which they hold) */
-  axi_guard_counts(&g);
-  *(size_t *)out = (size_t)(live + ax_atomic_load_relaxed(&axi_stats.huge_live) + g.live_bytes);
+  /* (guarded blocks: the bytes asked for, which they hold) */
+  *(size_t *)out =
+      (size_t)(live + ax_atomic_load_relaxed(&axi_stats.huge_live) + guard_counts().live_bytes);
 }
 
 static void get_active(void *out) { *(size_t *)out = ax_atomic_load_relaxed(&axi_stats.in_use); }
@@ -236,27 +243,11 @@ static int set_stats_dump(const void *in) {
 }
 
 /* Guarded sampling (modes/guard.c): blocks handed out, live now, samples that found every slot
- * live, the pool's slots. */
-static void get_guard_samples(void *out) {
-  ax_guard_counts_t c;
-  axi_guard_counts(&c);
-  *(uint64_t *)out = c.samples;
-}
-static void get_guard_live(void *out) {
-  ax_guard_counts_t c;
-  axi_guard_counts(&c);
-  *(uint64_t *)out = c.live;
-}
-static void get_guard_skipped(void *out) {
-  ax_guard_counts_t c;
-  axi_guard_counts(&c);
-  *(uint64_t *)out = c.skipped;
-}
-static void get_guard_slots(void *out) {
-  ax_guard_counts_t c;
-  axi_guard_counts(&c);
-  *(uint64_t *)out = c.slots;
-}
+ * live, the pool's slots: one field of its counts each (guard_counts, above). */
+static void get_guard_samples(void *out) { *(uint64_t *)out = guard_counts().samples; }
+static void get_guard_live(void *out) { *(uint64_t *)out = guard_counts().live; }
+static void get_guard_skipped(void *out) { *(uint64_t *)out = guard_counts().skipped; }
+static void get_guard_slots(void *out) { *(uint64_t *)out = guard_counts().slots; }
 
 static const char *names_list(void);
 
