@@ -102,7 +102,7 @@ void ax_info(ax_info_t *out);
  * bytes advised. A struct of its own: ax_stats_t and ax_info_t keep the layout that programs
  * built against earlier headers pass in (they are filled whole). */
 typedef struct ax_thp_info {
-  const char *option; /* AXMALLOC_THP: "auto", "never" or "always" */
+  const char *option; /* AXMALLOC_THP: "auto", "never", "always" or "large" */
   /* the kernel's mode: "always", "madvise", "never", or "absent" (no transparent_hugepage in
    * sysfs, or no huge page size it gives that a mapping could be aligned to) */
   const char *kernel;
@@ -164,6 +164,14 @@ size_t ax_class_size(unsigned c);
  *                                         whose brief spin ran out: the thread slept
  *   stats.dump          const char *  w   write ax_stats_write's JSON report to this file
  *                                         (created or truncated, mode 0644)
+ *   thp.choice          const char *  r   AXMALLOC_THP=auto: "huge" (huge blocks advised: huge
+ *                                         pages measured cheaper), "small" (not), "unknown"
+ *                                         (no block measured yet: not advised)
+ *   thp.cost_huge       uint64_t      r   ns of CPU a huge page's fault took per MiB (the
+ *                                         probes' running mean; 0 before the first)
+ *   thp.cost_small      uint64_t      r   ... and OS pages' faults, per MiB
+ *   thp.probes          uint64_t      r   probes made
+ *   thp.defrag          const char *  r   the kernel's defrag setting ("madvise", "never"...)
  *   stats.classes.<c>.size     size_t   r   class c's block size (c from 1 to 60)
  *   stats.classes.<c>.mallocs  uint64_t r   class c's blocks handed out, every thread's
  *   thread.classes.<c>.mallocs uint64_t r   ... the calling thread's

@@ -30,6 +30,7 @@
 #include "remote.h"
 #include "segment.h"
 #include "state.h"
+#include "thp.h"
 
 #define AX_STR_(x) #x
 #define AX_STR(x) AX_STR_(x)
@@ -249,6 +250,13 @@ static void get_guard_live(void *out) { *(uint64_t *)out = guard_counts().live; 
 static void get_guard_skipped(void *out) { *(uint64_t *)out = guard_counts().skipped; }
 static void get_guard_slots(void *out) { *(uint64_t *)out = guard_counts().slots; }
 
+/* Transparent huge pages under auto: what the probes found (thp.c). */
+static void get_thp_choice(void *out) { *(const char **)out = axi_thp_choice(); }
+static void get_thp_cost_huge(void *out) { *(uint64_t *)out = axi_thp_cost_huge(); }
+static void get_thp_cost_small(void *out) { *(uint64_t *)out = axi_thp_cost_small(); }
+static void get_thp_probes(void *out) { *(uint64_t *)out = axi_thp_probes(); }
+static void get_thp_defrag(void *out) { *(const char **)out = axi_thp_defrag_name(); }
+
 static const char *names_list(void);
 
 static void get_names(void *out) { *(const char **)out = names_list(); }
@@ -277,6 +285,11 @@ static const ctl_entry_t entries[] = {
     {"guard.live", T_U64, get_guard_live, NULL},
     {"guard.skipped", T_U64, get_guard_skipped, NULL},
     {"guard.slots", T_U64, get_guard_slots, NULL},
+    {"thp.choice", T_STR, get_thp_choice, NULL},
+    {"thp.cost_huge", T_U64, get_thp_cost_huge, NULL},
+    {"thp.cost_small", T_U64, get_thp_cost_small, NULL},
+    {"thp.probes", T_U64, get_thp_probes, NULL},
+    {"thp.defrag", T_STR, get_thp_defrag, NULL},
 };
 
 /* ---- opt.<name>: the options as read at start-up ------------------------------------- */

@@ -330,7 +330,7 @@ void *axi_huge_alloc(ax_heap_t *heap, size_t size, size_t align, bool zero) {
     return NULL;
   }
   if (fresh)
-    axi_thp_apply(seg, need, AX_KIND_HUGE);
+    axi_thp_fresh(seg, need);
   else
     ax_atomic_fetch_add_relaxed(&axi_stats.huge_cache_hits, 1);
   heap->stats.huge_allocs++;

@@ -96,14 +96,19 @@ static void process_init(void) {
   if (axi_options.verbose)
     axi_write("axmalloc: os page %zu B, segment %zu KiB, purge delay %zu ms%s, memory tagging %s, "
               "heap profiling %s%s\n"
-              "axmalloc: transparent huge pages %s (kernel: %s, huge page %zu KiB)%s\n",
+              "axmalloc: transparent huge pages %s (kernel: %s, huge page %zu KiB, defrag %s)%s\n",
               axi_os_page, (size_t)(AX_SEGMENT_SIZE >> 10), (size_t)axi_options.purge_delay_ms,
               axi_checked ? ", checked mode" : "", axi_mte_state,
               axi_prof_on        ? "on"
               : axi_check_stacks ? "off (checked mode: every block's stacks kept)"
                                  : "off",
               axi_leaks ? ", leak checker on" : "", axi_thp_option_name(), axi_thp_kernel_name(),
-              axi_thp_size() >> 10, axi_thp_size() ? "" : ": none to be had, nothing advised");
+              axi_thp_size() >> 10, axi_thp_defrag_name(),
+              !axi_thp_size() ? ": none to be had, nothing advised"
+              : axi_options.thp == AX_THP_AUTO
+                  ? ": huge blocks advised once huge pages are measured "
+                    "cheaper than OS pages"
+                  : "");
   if (axi_options.verbose && axi_prof_on)
     axi_write(
         "axmalloc: heap profiling: one sample per %llu B on average, profiles %s.<pid>.*.heap\n",

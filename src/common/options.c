@@ -8,7 +8,7 @@
  *   bool    1, 0, yes, no, true, false, on, off, in any case
  *   size    decimal digits with an optional k, m or g (K, M, G) suffix, x 1024 each: 64k, 1m
  *   number  decimal digits
- *   choice  one of a few words, in any case (AXMALLOC_THP=auto|never|always)
+ *   choice  one of a few words, in any case (AXMALLOC_THP=auto|never|always|large)
  *   string  any text (a path prefix; a word whose owner checks it, as bulk.c its kernels)
  *   signal  USR1, USR2, RTMIN to RTMAX (RTMIN+n, RTMAX-n), with or without SIG, in capitals,
  *           or its number: no other signal (parse_signal says why)
@@ -113,7 +113,8 @@ static const option_t table[AXI_OPTION_COUNT] = {
     [AXI_OPTION_PURGE_DELAY_MS] = {"AXMALLOC_PURGE_DELAY_MS", P_UINT, .dflt = 10,
                                    .max = AX_PURGE_DELAY_MAX_MS},
     [AXI_OPTION_STATS] = {"AXMALLOC_STATS", P_BOOL},
-    [AXI_OPTION_THP] = {"AXMALLOC_THP", P_CHOICE, .words = WORDS("auto", "never", "always")},
+    [AXI_OPTION_THP] = {"AXMALLOC_THP", P_CHOICE,
+                        .words = WORDS("auto", "never", "always", "large")},
     [AXI_OPTION_VERBOSE] = {"AXMALLOC_VERBOSE", P_BOOL},
 };
 
@@ -121,6 +122,7 @@ static const option_t table[AXI_OPTION_COUNT] = {
 static const char *const not_options[] = {
     "AXMALLOC_LIB",       /* the launcher's: the library to preload */
     "AXMALLOC_THP_SYSFS", /* a test hook: thp.c reads the kernel's settings there */
+    "AXMALLOC_THP_PROBE", /* a test hook: the costs thp.c's probes report (thp.c) */
 };
 
 #define PREFIX_LEN 9 /* strlen("AXMALLOC_") */

@@ -291,6 +291,28 @@ enum ax_thp_kernel axi_os_thp_read(const char *dir, size_t *size) {
   return mode;
 }
 
+/* The kernel's defrag setting ("always defer defer+madvise [madvise] never"). */
+enum ax_thp_defrag axi_os_thp_defrag(const char *dir) {
+  int saved = errno;
+  char buf[128];
+  enum ax_thp_defrag d = AX_THP_DEFRAG_ABSENT;
+  if (read_small(dir, "defrag", buf, sizeof buf) > 0) {
+    const char *s = buf;
+    while (*s && *s != '[')
+      s++;
+    if (*s == '[') {
+      s++;
+      d = s[0] == 'a'   ? AX_THP_DEFRAG_ALWAYS
+          : s[0] == 'm' ? AX_THP_DEFRAG_MADVISE
+          : s[0] == 'n' ? AX_THP_DEFRAG_NEVER
+          : s[5] == '+' ? AX_THP_DEFRAG_DEFER_MADVISE
+                        : AX_THP_DEFRAG_DEFER;
+    }
+  }
+  errno = saved;
+  return d;
+}
+
 /* Ask for huge pages over [p, p + size) (on), or for none (off): a flag of the mapping,
  * which mremap carries along. post: false when the kernel refused (nothing changed). */
 bool axi_os_thp_advise(void *p, size_t size, bool on) {
@@ -378,6 +400,16 @@ uint64_t axi_now_ms(void) {
   clock_gettime(CLOCK_MONOTONIC_COARSE, &ts); /* vDSO: no system call */
   errno = saved;
   return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* CPU time the calling thread has used, in ns: kernel time in its page faults included, time
+ * other threads ran on its CPU not (thp.c times its probes so). A system call. */
+uint64_t axi_os_cpu_ns(void) {
+  struct timespec ts;
+  int saved = errno;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  errno = saved;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Not cryptographic: xorshift seeded from the kernel's AT_RANDOM bytes. Used for list

@@ -19,6 +19,7 @@ AXI_HIDDEN bool axi_os_resident(const void *p);
 AXI_HIDDEN bool axi_os_remap(void *p, size_t old_size, size_t new_size);
 AXI_HIDDEN bool axi_os_move(void *p, size_t old_size, size_t new_size, void *target);
 AXI_HIDDEN enum ax_thp_kernel axi_os_thp_read(const char *dir, size_t *size);
+AXI_HIDDEN enum ax_thp_defrag axi_os_thp_defrag(const char *dir);
 AXI_HIDDEN bool axi_os_thp_advise(void *p, size_t size, bool on);
 AXI_HIDDEN int axi_os_open(const char *path, int flags, unsigned mode);
 AXI_HIDDEN int axi_os_gettid(void);
@@ -34,6 +35,7 @@ AXI_HIDDEN long axi_os_readlink(const char *path, char *buf, size_t n);
 AXI_HIDDEN void axi_os_wait(ax_atomic_word *w, uint32_t v, unsigned ms);
 AXI_HIDDEN void axi_os_wake(ax_atomic_word *w, uint32_t n);
 AXI_HIDDEN uint64_t axi_now_ms(void);
+AXI_HIDDEN uint64_t axi_os_cpu_ns(void);
 AXI_HIDDEN uint64_t axi_random(void);
 /* A full memory barrier on every other running thread of the process (membarrier(2)).
  * post: false when the kernel offers none (then nothing relies on it). No allocation. */

@@ -428,7 +428,7 @@ static inline bool axi_cache_has(const ax_heap_t *heap, unsigned c, const ax_blo
 
 /* Transparent huge pages: what AXMALLOC_THP asks for, what the kernel offers, and the advice
  * a mapping carries (ax_segment_t.thp): thp.c. */
-enum ax_thp_option { AX_THP_AUTO, AX_THP_NEVER, AX_THP_ALWAYS };
+enum ax_thp_option { AX_THP_AUTO, AX_THP_NEVER, AX_THP_ALWAYS, AX_THP_LARGE };
 enum ax_thp_kernel {
   AX_THP_KERNEL_ABSENT,
   AX_THP_KERNEL_NEVER,
@@ -436,6 +436,17 @@ enum ax_thp_kernel {
   AX_THP_KERNEL_ALWAYS
 };
 enum ax_thp_advice { AX_THP_ADV_NONE, AX_THP_ADV_HUGE, AX_THP_ADV_NOHUGE };
+/* The kernel's defrag setting: what a fault in an advised mapping does when no huge page is
+ * free (always, madvise: compacts or reclaims at once; defer...: asks kswapd; never: takes
+ * OS pages). */
+enum ax_thp_defrag {
+  AX_THP_DEFRAG_ABSENT,
+  AX_THP_DEFRAG_ALWAYS,
+  AX_THP_DEFRAG_DEFER,
+  AX_THP_DEFRAG_DEFER_MADVISE,
+  AX_THP_DEFRAG_MADVISE,
+  AX_THP_DEFRAG_NEVER
+};
 
 typedef struct ax_options {
   int stats, verbose;

@@ -91,8 +91,8 @@ static model_t models[] = {
     {"AXMALLOC_PURGE_DELAY_MS", NUMBER, 0, 3600000, .dflt = "10", .not_a = IS_NUMBER,
      .range = "is out of range (0 to 3600000)"},
     {"AXMALLOC_STATS", BOOL, .dflt = "off", .not_a = IS_BOOL},
-    {"AXMALLOC_THP", WORD, .words = {"auto", "never", "always"}, .dflt = "auto",
-     .not_a = "is not auto, never or always"},
+    {"AXMALLOC_THP", WORD, .words = {"auto", "never", "always", "large"}, .dflt = "auto",
+     .not_a = "is not auto, never, always or large"},
     {"AXMALLOC_VERBOSE", BOOL, .dflt = "off", .not_a = IS_BOOL},
 };
 #define MODELS (sizeof models / sizeof *models)

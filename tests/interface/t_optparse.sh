@@ -156,7 +156,7 @@ $os_page_k (the OS page) to 64k: the default $os_page_k is used"
   run AXMALLOC_THP=sometimes
   want "AXMALLOC_THP=sometimes" "$(got thp)" auto
   want_err "AXMALLOC_THP=sometimes" \
-    "axmalloc: AXMALLOC_THP=sometimes is not auto, never or always: the default auto is used"
+    "axmalloc: AXMALLOC_THP=sometimes is not auto, never, always or large: the default auto is used"
   run AXMALLOC_THP=NeVeR
   want "AXMALLOC_THP=NeVeR" "$(got thp)" never
   want_err "AXMALLOC_THP=NeVeR" ""
@@ -168,7 +168,7 @@ or check: the default table is used"
   # a line stays one line whatever the value holds
   run "AXMALLOC_THP=a"$'\n'"b"
   want_err "AXMALLOC_THP=a\\nb" \
-    "axmalloc: AXMALLOC_THP=a?b is not auto, never or always: the default auto is used"
+    "axmalloc: AXMALLOC_THP=a?b is not auto, never, always or large: the default auto is used"
 }
 
 rule_bools() {

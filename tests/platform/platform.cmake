@@ -205,6 +205,11 @@ set(thp_dir ${CMAKE_CURRENT_LIST_DIR}/thp)
 # name  option  fake directory  kernel  size  [more arguments]
 foreach(c
     "madvise_2m|auto|madvise_2m|madvise|2097152|purge"
+    "madvise_2m.large|large|madvise_2m|madvise|2097152|purge"
+    "madvise_2m.cheap|auto|madvise_2m|madvise|2097152|purge|@200000,900000"
+    "madvise_2m.dear|auto|madvise_2m|madvise|2097152|purge|@900000,400000"
+    "always_2m.dear|auto|always_2m|always|2097152|purge|@900000,400000"
+    "always_2m.large|large|always_2m|always|2097152|purge"
     "madvise_2m.always|always|madvise_2m|madvise|2097152|purge"
     "madvise_2m.never|never|madvise_2m|madvise|2097152"
     "always_2m|auto|always_2m|always|2097152|purge"
@@ -217,7 +222,9 @@ foreach(c
     "badsize|always|badsize|absent|0"
     "madvise_32m|auto|madvise_32m|madvise|33554432"
     "madvise_32m.always|always|madvise_32m|madvise|33554432|purge"
-    "madvise_512m|auto|madvise_512m|madvise|536870912")
+    "madvise_32m.large|large|madvise_32m|madvise|33554432"
+    "madvise_512m|auto|madvise_512m|madvise|536870912"
+    "madvise_512m.large|large|madvise_512m|madvise|536870912")
   string(REPLACE "|" ";" f "${c}")
   list(GET f 0 name)
   list(GET f 1 opt)
@@ -229,13 +236,27 @@ foreach(c
   if(n GREATER 5)
     list(SUBLIST f 5 -1 more)
   endif()
+  # @<huge>,<small>: the costs every probe reports (AXMALLOC_THP_PROBE), and the line it says
+  set(probe "")
+  set(said "")
+  list(FILTER more EXCLUDE REGEX "^@")
+  if(c MATCHES "@([0-9]+),([0-9]+)")
+    set(probe ";AXMALLOC_THP_PROBE=${CMAKE_MATCH_1},${CMAKE_MATCH_2}")
+    math(EXPR h "${CMAKE_MATCH_1} / 1000")
+    math(EXPR l "${CMAKE_MATCH_2} / 1000")
+    if(CMAKE_MATCH_1 LESS CMAKE_MATCH_2)
+      set(said "huge blocks advised: a huge page faulted in for ${h} us/MiB, OS pages for ${l} \\(probe 1; kernel defrag [a-z+]+\\)(.*\n)*")
+    else()
+      set(said "huge blocks not advised: a huge page faulted in for ${h} us/MiB, OS pages for ${l} \\(probe 1; kernel defrag [a-z+]+\\)(.*\n)*")
+    endif()
+  endif()
   add_test(NAME t_thp.fake.${name} COMMAND t_thp ${opt} ${kernel} ${size} ${more})
   set_tests_properties(t_thp.fake.${name} PROPERTIES ENVIRONMENT
-    "AXMALLOC_THP=${opt};AXMALLOC_THP_SYSFS=${thp_dir}/${dir};AXMALLOC_VERBOSE=1"
-    PASS_REGULAR_EXPRESSION "transparent huge pages ${opt} \\(kernel: ${kernel}, huge page [0-9]+ KiB\\)(.*\n)*t_thp ${opt} ${kernel} ${size}: OK")
+    "AXMALLOC_THP=${opt};AXMALLOC_THP_SYSFS=${thp_dir}/${dir};AXMALLOC_VERBOSE=1${probe}"
+    PASS_REGULAR_EXPRESSION "transparent huge pages ${opt} \\(kernel: ${kernel}, huge page [0-9]+ KiB, defrag [a-z+]+\\)(.*\n)*${said}t_thp ${opt} ${kernel} ${size}: OK")
 endforeach()
 # a value that is none of the three: said, and auto used
 add_test(NAME t_thp.bad_option COMMAND t_thp auto madvise 2097152)
 set_tests_properties(t_thp.bad_option PROPERTIES ENVIRONMENT
   "AXMALLOC_THP=sometimes;AXMALLOC_THP_SYSFS=${thp_dir}/madvise_2m"
-  PASS_REGULAR_EXPRESSION "AXMALLOC_THP=sometimes is not auto, never or always: the default auto is used(.*\n)*t_thp auto madvise 2097152: OK")
+  PASS_REGULAR_EXPRESSION "AXMALLOC_THP=sometimes is not auto, never, always or large: the default auto is used(.*\n)*t_thp auto madvise 2097152: OK")

@@ -8,9 +8,13 @@
  * both "real": read from /sys/kernel/mm/transparent_hugepage here (ctest points AXMALLOC_THP_SYSFS
  * at the fake directories of tests/platform/thp/ for the other kernels: 2, 32 and 512 MiB huge
  * pages, never, absent, a size that is no power of two). Then, by the rule:
- *   - a huge block's mapping is advised (MADV_HUGEPAGE) under auto and always, when the kernel
- *     has huge pages, and nowhere else; a block of at least one huge page bigger than a segment
- *     starts in a mapping aligned to it; the advised bytes follow realloc and free;
+ *   - a huge block's mapping is advised (MADV_HUGEPAGE) under large and always, when the kernel
+ *     has huge pages, and nowhere else; under auto, when the probes found huge pages cheaper
+ *     than OS pages (thp.choice "huge": thp.cost_huge below seven eighths of thp.cost_small):
+ *     the 8 MiB block is probed inside where huge pages are 2 MiB, and the probes' times are
+ *     real unless AXMALLOC_THP_PROBE gives them (a test hook); a block of at least one huge
+ *     page bigger than a segment starts in a mapping aligned to it; the advised bytes follow
+ *     realloc and free;
  *   - segments of small and medium blocks are advised only under always, and declined
  *     (MADV_NOHUGEPAGE) where the kernel's mode is `always` under auto and never;
  *   - purge: under always, a trim purges whole huge pages of a segment only (the profiler's
@@ -90,6 +94,13 @@ static int has_flag(const char *flags, const char *flag) {
   return 0;
 }
 
+static const char *ctl_str(const char *name) {
+  const char *v = NULL;
+  size_t len = sizeof v;
+  CHECKF(ax_ctl(name, &v, &len, NULL, 0) == 0 && v, "ax_ctl(%s)", name);
+  return v;
+}
+
 static ax_thp_info_t st(void) {
   ax_thp_info_t s;
   ax_thp_info(&s);
@@ -120,7 +131,8 @@ int main(int argc, char **argv) {
   CHECKF(!strcmp(thp.kernel, expect_kernel), "kernel %s, expected %s", thp.kernel, expect_kernel);
   CHECKF(thp.page_size == expect_size, "huge page %zu, expected %zu", thp.page_size, expect_size);
 
-  int huge_on = expect_size && strcmp(option, "never");
+  int is_auto = !strcmp(option, "auto");
+  int huge_on = expect_size && strcmp(option, "never") && !is_auto; /* auto's: after a probe */
   int segs_on = expect_size && !strcmp(option, "always");
   int segs_off = expect_size && strcmp(option, "always") && !strcmp(expect_kernel, "always");
   /* with the profiler sampling, sampled blocks live in its slot segments, which are never
@@ -141,6 +153,27 @@ int main(int argc, char **argv) {
   CHECK(p != NULL);
   ax_thp_info_t s1 = st();
   uint64_t grew = s1.advised - s0.advised;
+  if (is_auto && expect_size) { /* what the probes found decides, and must follow their costs */
+    const char *choice = ctl_str("thp.choice");
+    uint64_t h = ctl_u64("thp.cost_huge"), c = ctl_u64("thp.cost_small"), n = ctl_u64("thp.probes");
+    printf("t_thp: auto chose %s: huge pages %llu ns/MiB, OS pages %llu ns/MiB, %llu probes\n",
+           choice, (unsigned long long)h, (unsigned long long)c, (unsigned long long)n);
+    if (expect_size <= SEGMENT) { /* probed (inside the block, or before it in a mapping) */
+      CHECKF(n >= 1 && h > 0 && c > 0, "no probe: %llu probes", (unsigned long long)n);
+      CHECKF(!strcmp(choice, h * 8 < c * 7 ? "huge" : "small"), "chose %s at %llu and %llu",
+             choice, (unsigned long long)h, (unsigned long long)c);
+    } else { /* 32 and 512 MiB huge pages: probed inside blocks of 3 or more only */
+      CHECKF(n == 0 && !strcmp(choice, "unknown"), "%llu probes, chose %s",
+             (unsigned long long)n, choice);
+    }
+    const char *forced = getenv("AXMALLOC_THP_PROBE");
+    if (forced && *forced) { /* the hook's costs are what the probes report */
+      char want[64];
+      snprintf(want, sizeof want, "%llu,%llu", (unsigned long long)h, (unsigned long long)c);
+      CHECKF(!strcmp(forced, want), "probes reported %s, the hook said %s", want, forced);
+    }
+    huge_on = !strcmp(choice, "huge");
+  }
   CHECKF(huge_on ? grew >= big && grew < big + 2 * SEGMENT : grew == 0,
          "a huge block of %zu B: advised %llu B more", big, (unsigned long long)grew);
   if (huge_on && expect_size > SEGMENT)
