@@ -67,10 +67,13 @@ export ALLOCATORS=${ALLOCATORS:-all axmalloc-static}
 # default 2000 iterations, jemalloc 19 s and mimalloc 17 s of it; wl_vecgrow 13 s;
 # wl_oneblock 8 s, mimalloc 5.7 s; wl_prodcons 6.6 s; wl_gc_handoff 5.4 s). Each keeps its
 # pattern: wl_largebuf still replaces its 20 live buffers 25 times over.
+# wl_bigbuf:512,1,2,1024,200 is issue 44's large-buffer setup (2 x 512 MiB touched and copied,
+# 200 callocs of 8 MiB a thread): where huge pages cost more than small ones (a VM whose host
+# backs memory lazily) or less, its time and its faults show what the THP policy chose.
 # The thread-count workloads once more on one CPU (the first this process may use).
 cpu=0
 command -v taskset >/dev/null && cpu=$(taskset -pc $$ | sed -n 's/.*: *\([0-9]*\).*/\1/p')
-export WORKLOADS=${WORKLOADS:-wl_bigbuf wl_binarytrees wl_bitset:20000000,10 wl_churn \
+export WORKLOADS=${WORKLOADS:-wl_bigbuf wl_bigbuf:512,1,2,1024,200 wl_binarytrees wl_bitset:20000000,10 wl_churn \
 wl_gc_handoff:500000 wl_largebuf:500 wl_larson wl_oneblock:5000000 wl_prodcons:10000000 \
 wl_rounds wl_scratch wl_strings:100000,10 wl_vecgrow:1 wl_threads wl_thread_churn \
 wl_threads@cpus=${cpu:-0} wl_thread_churn@cpus=${cpu:-0}}

@@ -6,14 +6,16 @@
  * threads synchronise before each stage. Page-fault servicing dominated on some systems,
  * so how an allocator obtains, reuses and returns large blocks matters.
  *
- * Usage: wl_bigbuf [buffer_MiB [repeats [threads [block_bytes]]]]
- *        (defaults 64, 4, 2, 1024)
+ * Usage: wl_bigbuf [buffer_MiB [repeats [threads [block_bytes [callocs]]]]]
+ *        (defaults 64, 4, 2, 1024, 0)
  *
  * Each thread, per repeat: malloc a source buffer and prefault it with memset (a nonzero
  * byte, so the compiler cannot turn malloc+memset into calloc and skip the faults), stamp
  * one byte per 4 KiB page; wait for all threads; malloc a destination buffer and copy the
  * source into it in block_bytes pieces; wait for all threads; verify two sampled bytes
- * per page of the destination; free both buffers.
+ * per page of the destination; free both buffers. Then, callocs times, calloc 8 MiB, check
+ * that it reads as zero (one byte per 4 KiB), fill it and free it (issue 44's large-buffer
+ * setup: `wl_bigbuf 512 1 2 1024 200`).
  *
  * stdout: exactly one line "checksum <sum of the sampled bytes>".
  * stderr: per-stage times (max over threads, summed over repeats); the page faults taken
@@ -46,10 +48,10 @@ static double now(void) {
 typedef struct {
   unsigned id;
   size_t size, block;
-  unsigned long repeats;
+  unsigned long repeats, callocs;
   pthread_barrier_t *barrier;
   uint64_t sum;
-  double t_prefault, t_copy; /* this thread's stage times, summed over repeats */
+  double t_prefault, t_copy, t_calloc; /* this thread's stage times, summed over repeats */
 } thread_arg;
 
 static inline unsigned char fill_byte(unsigned tid, unsigned long rep) {
@@ -111,6 +113,20 @@ static void *worker(void *p) {
     free(src);
     free(dst);
   }
+  double t0 = now();
+  for (unsigned long i = 0; i < a->callocs; i++) {
+    const size_t n = (size_t)8 << 20;
+    unsigned char *z = calloc(1, n);
+    if (z == NULL)
+      die("calloc returned NULL");
+    for (size_t off = (i * 61) % PAGE; off < n; off += PAGE)
+      if (z[off] != 0)
+        die("calloc's block is not zero");
+    memset(z, (int)(i & 0xff) | 1, n);
+    sum += z[n - 1];
+    free(z);
+  }
+  a->t_calloc = now() - t0;
   a->sum = sum;
   return NULL;
 }
@@ -120,7 +136,7 @@ static unsigned long parse_arg(const char *s, unsigned long lo, unsigned long hi
   unsigned long v = strtoul(s, &end, 10);
   if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
     fprintf(stderr, "wl_bigbuf: bad argument '%s' (want %lu..%lu)\n", s, lo, hi);
-    fprintf(stderr, "usage: wl_bigbuf [buffer_MiB [repeats [threads [block_bytes]]]]\n");
+    fprintf(stderr, "usage: wl_bigbuf [buffer_MiB [repeats [threads [block_bytes [callocs]]]]]\n");
     exit(2);
   }
   return v;
@@ -131,6 +147,7 @@ int main(int argc, char **argv) {
   unsigned long repeats = argc > 2 ? parse_arg(argv[2], 1, 1000000) : 4;
   unsigned nthreads = argc > 3 ? (unsigned)parse_arg(argv[3], 1, 256) : 2;
   size_t block = argc > 4 ? parse_arg(argv[4], 1, 1UL << 30) : 1024;
+  unsigned long callocs = argc > 5 ? parse_arg(argv[5], 0, 1000000) : 0;
   size_t size = mib << 20;
 
   pthread_barrier_t barrier;
@@ -147,12 +164,13 @@ int main(int argc, char **argv) {
     args[t].size = size;
     args[t].block = block;
     args[t].repeats = repeats;
+    args[t].callocs = callocs;
     args[t].barrier = &barrier;
     if (pthread_create(&tids[t], NULL, worker, &args[t]))
       die("pthread_create");
   }
   uint64_t checksum = 0;
-  double prefault = 0, copy = 0;
+  double prefault = 0, copy = 0, zeroed = 0;
   for (unsigned t = 0; t < nthreads; t++) {
     if (pthread_join(tids[t], NULL))
       die("pthread_join");
@@ -161,6 +179,8 @@ int main(int argc, char **argv) {
       prefault = args[t].t_prefault;
     if (args[t].t_copy > copy)
       copy = args[t].t_copy;
+    if (args[t].t_calloc > zeroed)
+      zeroed = args[t].t_calloc;
   }
   double total = now() - t0;
   pthread_barrier_destroy(&barrier);
@@ -168,8 +188,9 @@ int main(int argc, char **argv) {
   double mib_copied = (double)mib * (double)repeats * nthreads;
   fprintf(stderr,
           "wl_bigbuf: %u threads x %lu x %zu MiB, block %zu: prefault %.3f s, memcpy %.3f s "
-          "(%.0f MiB/s aggregate), total %.3f s\n",
-          nthreads, repeats, mib, block, prefault, copy, copy > 0 ? mib_copied / copy : 0.0, total);
+          "(%.0f MiB/s aggregate), %lu callocs of 8 MiB %.3f s, total %.3f s\n",
+          nthreads, repeats, mib, block, prefault, copy, copy > 0 ? mib_copied / copy : 0.0,
+          callocs, zeroed, total);
   free(tids);
   free(args);
   wl_print_faults("wl_bigbuf");
