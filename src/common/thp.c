@@ -39,16 +39,22 @@ static const char *const defrag_names[] = {"absent",        "always",  "defer",
  * the host no longer backs, and its fault zeroes 2 MiB at 0.7-1 GB/s, while OS pages reuse
  * memory that is still warm: a round of 2 x 512 MiB touched was 3x faster or 3x slower than
  * with no advice, by luck (issue 44). Elsewhere a huge page zeroes at 10 GB/s and more and
- * saves 511 faults. So it is measured, where the process runs, while it runs: a probe faults in
- * one huge page of a fresh huge block as a huge page, and the next huge page's bytes as OS
- * pages, each timed in the thread's CPU time (kernel time included; another process's turn on
- * the CPU not). The probes' running means decide whether huge blocks are advised: huge pages
- * must come at least an eighth cheaper per byte. The probed bytes are ones the program gets
- * faulted in already (most large blocks are written whole: at worst 2 huge pages of a block
- * that is not), and no lock is held. A probe runs inside a fresh block of 3 huge pages or more
- * at most once a PROBE_EVERY_MS; before the first, and every RESCRATCH_MS while no block is big
- * enough, in a mapping of its own (2 huge pages, unmapped at once; only where a huge page is
- * no bigger than a segment: AArch64's 32 and 512 MiB ones are probed inside blocks only). */
+ * saves 511 faults. So it is measured, where the process runs, while it runs. A probe times,
+ * in the thread's CPU time (kernel time included, another process's turn on the CPU not), the
+ * faults of the first two huge pages' bytes of a fresh huge block advised for huge pages: the
+ * first as OS pages (its header page was written before the advice, so the kernel has a page
+ * table there and faults the rest of it in OS pages), the second as one huge page. Those are
+ * bytes the program has faulted in anyway when it writes its block whole, in the pages it
+ * would have got: a probe adds no fault, and holds no lock. The probes' running means decide
+ * whether huge blocks are advised: huge pages must come at least an eighth cheaper per byte.
+ * Every fresh block of 2 huge pages or more is probed while nothing is known (two threads'
+ * first blocks at once: the second would otherwise take OS pages for all of its own), then at
+ * most once a PROBE_EVERY_MS; a smaller first block has a probe in a mapping of its own (2
+ * huge pages, unmapped at once), again every RESCRATCH_MS while no block is big enough. Only
+ * where the kernel's mode is `madvise` and a huge page is no bigger than a segment: under
+ * `always` the header's fault takes a whole huge page (the kernel's choice stands: huge blocks
+ * get no advice, so huge pages); AArch64's 32 and 512 MiB huge pages are not probed (a probe would
+ * fault in 64 MiB or 1 GiB) and not advised under auto. */
 #define PROBE_EVERY_MS 1000
 #define RESCRATCH_MS 30000
 #define TOUCH_STRIDE 4096 /* the smallest OS page: every page faults in, whatever its size */
@@ -162,15 +168,16 @@ static void learn(uint64_t huge_ns, uint64_t small_ns) {
               (unsigned long long)s / 1000, (unsigned long long)n, defrag_names[defrag]);
 }
 
-/* Time at (a huge page's bytes, faulted as a huge page) and the huge page after it (as OS
- * pages). pre: [at, at + 2 huge pages) fresh, aligned, advised huge but for its second half. */
-static void measure(char *at) {
+/* Time the faults of [m, m + 2 huge pages) but its first OS page, written already: the first
+ * huge page's bytes in OS pages, the second as a huge page. pre: m aligned to the huge page,
+ * fresh but for that first page, advised for huge pages. */
+static void measure(char *m) {
   uint64_t t0 = axi_os_cpu_ns();
-  touch(at, huge_page);
+  touch(m + axi_os_page, huge_page - axi_os_page);
   uint64_t t1 = axi_os_cpu_ns();
-  touch(at + huge_page, huge_page);
+  touch(m + huge_page, huge_page);
   uint64_t t2 = axi_os_cpu_ns();
-  learn(t1 - t0, t2 - t1);
+  learn(t2 - t1, (t1 - t0) * huge_page / (huge_page - axi_os_page));
 }
 
 /* A probe is due: none yet, or the last is older than every_ms (claimed by this thread: a
@@ -183,15 +190,45 @@ static bool due(uint64_t every_ms) {
   return true;
 }
 
-/* A probe in a mapping of its own: for the blocks too small to hold one. */
+static bool probing(void) {
+  return huge_page && huge_page <= AX_SEGMENT_SIZE && kernel == AX_THP_KERNEL_MADVISE &&
+         ax_peek(&axi_options.thp) == AX_THP_AUTO;
+}
+
+/* A probe in a mapping of its own: for a first block too small to hold one. */
 static void probe_scratch(void) {
-  size_t align = huge_page > AX_SEGMENT_SIZE ? huge_page : AX_SEGMENT_SIZE;
-  char *m = axi_os_map_aligned(2 * huge_page, align, 0);
+  char *m = axi_os_map_aligned(2 * huge_page, AX_SEGMENT_SIZE, 0);
   if (!m)
     return;
-  if (axi_os_thp_advise(m, huge_page, true) && axi_os_thp_advise(m + huge_page, huge_page, false))
+  touch(m, 1); /* (as a block's header is written before its advice) */
+  if (axi_os_thp_advise(m, 2 * huge_page, true))
     measure(m);
   axi_os_unmap(m, 2 * huge_page);
+}
+
+/* A fresh mapping of size bytes at seg becomes a huge block: its advice. Under auto, measured
+ * first when a probe is due: inside the block when it holds 2 huge pages, else in a mapping of
+ * its own while none was made for RESCRATCH_MS. pre: seg's header is written (its first OS
+ * page faulted in). */
+void axi_thp_fresh(ax_segment_t *seg, size_t size) {
+  if (probing()) {
+    bool inside = size >= 2 * huge_page; /* (seg is aligned to the segment, so to the page) */
+    bool known = ax_atomic_load_relaxed(&verdict) != V_UNKNOWN;
+    if (inside && (!known || due(PROBE_EVERY_MS))) {
+      if (!known)
+        due(0); /* (the time of the last probe) */
+      advise(seg, size, AX_THP_ADV_HUGE);
+      if (seg->thp == AX_THP_ADV_HUGE) {
+        measure((char *)seg);
+        advise(seg, size,
+               advice_for(AX_KIND_HUGE) == AX_THP_ADV_HUGE ? AX_THP_ADV_HUGE : AX_THP_ADV_NOHUGE);
+        return;
+      }
+    } else if (!inside && due(RESCRATCH_MS)) {
+      probe_scratch();
+    }
+  }
+  advise(seg, size, advice_for(AX_KIND_HUGE));
 }
 
 /* A mapping of size bytes at seg becomes (or is again, from a cache) a segment of kind: give
@@ -199,31 +236,6 @@ static void probe_scratch(void) {
  * another kind that wants none (NONE means: whatever the kernel does by default). */
 void axi_thp_apply(ax_segment_t *seg, size_t size, enum ax_kind kind) {
   advise(seg, size, advice_for(kind));
-}
-
-/* A fresh mapping of size bytes at seg becomes a huge block: its advice. Under auto, measured
- * again first when a probe is due: inside the block when it holds 2 huge pages past its first
- * (whose header is written already: that one faults in as OS pages), else in a mapping of its
- * own while none was made for RESCRATCH_MS. */
-void axi_thp_fresh(ax_segment_t *seg, size_t size) {
-  if (huge_page && ax_peek(&axi_options.thp) == AX_THP_AUTO) {
-    char *at = (char *)(((uintptr_t)seg + huge_page) & ~(uintptr_t)(huge_page - 1));
-    bool inside = at + 2 * huge_page <= (char *)seg + size;
-    if (inside && due(PROBE_EVERY_MS)) {
-      advise(seg, size, AX_THP_ADV_HUGE); /* the whole mapping, then its second huge page not */
-      if (seg->thp == AX_THP_ADV_HUGE && axi_os_thp_advise(at + huge_page, huge_page, false)) {
-        measure(at);
-        if (advice_for(AX_KIND_HUGE) == AX_THP_ADV_HUGE) /* (one area again: mremap needs it) */
-          axi_os_thp_advise(at + huge_page, huge_page, true);
-        else
-          advise(seg, size, AX_THP_ADV_NOHUGE);
-        return;
-      }
-    } else if (!inside && huge_page <= AX_SEGMENT_SIZE && due(RESCRATCH_MS)) {
-      probe_scratch();
-    }
-  }
-  advise(seg, size, advice_for(AX_KIND_HUGE));
 }
 
 /* What auto found (ctl.c: thp.choice, thp.cost_huge, thp.cost_small, thp.probes). */

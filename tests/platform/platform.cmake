@@ -208,7 +208,6 @@ foreach(c
     "madvise_2m.large|large|madvise_2m|madvise|2097152|purge"
     "madvise_2m.cheap|auto|madvise_2m|madvise|2097152|purge|@200000,900000"
     "madvise_2m.dear|auto|madvise_2m|madvise|2097152|purge|@900000,400000"
-    "always_2m.dear|auto|always_2m|always|2097152|purge|@900000,400000"
     "always_2m.large|large|always_2m|always|2097152|purge"
     "madvise_2m.always|always|madvise_2m|madvise|2097152|purge"
     "madvise_2m.never|never|madvise_2m|madvise|2097152"
