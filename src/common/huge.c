@@ -149,16 +149,25 @@ void axi_huge_pack_tight(void) {
   axi_unlock(&resv_lock);
 }
 
-/* What a growth of seg opens: whole huge pages where it is advised (and they are no bigger than
- * a segment: thp_round's rule), else OS pages. */
-static size_t grow_unit(const ax_segment_t *seg) {
-  size_t hp = axi_thp_size();
-  return seg->thp == AX_THP_ADV_HUGE && hp && hp <= AX_SEGMENT_SIZE ? hp : axi_os_page;
-}
-
 static size_t round_up(size_t n, size_t unit) { return (n + unit - 1) & ~(unit - 1); }
 
-/* Grow seg to need bytes inside its reservation (opened up to the next grow_unit). That part
+/* What a growth of seg to need bytes (a multiple of the OS page) opens where its mapping is
+ * advised (and huge pages are no bigger than a segment): up to the next huge page, so that the
+ * growth's last huge page faults in as one, when the block is growing again (whole: it has, or
+ * just outgrew, a reservation: growths of vectors fill it) or when that wastes at most an eighth
+ * (axi_thp_round's rule: a block's first growth may be its last). Else need. wl_vecgrow's
+ * page faults: 177k rounding no growth, 76k rounding every one, 112k so (122k before the
+ * reservations); but rounding every one cost wl_bitset +17% peak RSS (12.9 -> 15.0 MB: each
+ * 2.5 MB bitset, grown once past 1 MiB, took 4 MiB), and so it is as before. */
+static size_t grow_round(const ax_segment_t *seg, size_t need, bool whole) {
+  size_t hp = axi_thp_size();
+  if (seg->thp != AX_THP_ADV_HUGE || !hp || hp > AX_SEGMENT_SIZE)
+    return need;
+  size_t up = round_up(need, hp);
+  return whole || up - need <= need / 8 ? up : need;
+}
+
+/* Grow seg to need bytes inside its reservation (opened up to grow_round's). That part
  * goes back to the OS and the block's mapping grows over it in place (mremap): an mprotect of
  * the part would make a mapping of its own, which the kernel does not merge into a moved one
  * (its page offset is the old address's) and which mremap cannot then grow or move with the
@@ -173,7 +182,7 @@ static bool resv_grow(ax_segment_t *seg, size_t need) {
   axi_lock(&resv_lock);
   size_t end = resv_end(seg), old = seg->map_size;
   if (need <= end) { /* (0 when given back meanwhile) */
-    size_t to = round_up(need, grow_unit(seg));
+    size_t to = grow_round(seg, need, true);
     to = to < end ? to : end;
     axi_os_unmap((char *)seg + old, to - old);
     if ((grown = axi_os_remap(seg, old, to))) {
@@ -207,9 +216,9 @@ static void resv_list(ax_segment_t *seg, size_t end) {
 }
 
 /* Move seg's mapping (old bytes) to a fresh reservation of about twice need bytes, need of
- * them opened (rounded up to grow_unit), as huge_move moves it. post: the new address, with
- * map_size and the counters set, or NULL with the block where it was: no reservation may be
- * made (address space is short, or the kernel refused it). */
+ * them opened, as huge_move moves it. post: the new address, with map_size and the counters
+ * set, or NULL with the block where it was: no reservation may be made (address space is
+ * short, or the kernel refused it). */
 static ax_segment_t *resv_move(ax_segment_t *seg, size_t old, size_t need) {
   size_t hp = axi_thp_size(), extra = need < AX_RESERVE_MAX ? need : AX_RESERVE_MAX;
   /* aligned as axi_huge_alloc aligns a fresh mapping of its size: 32 and 512 MiB huge pages */
@@ -217,8 +226,7 @@ static ax_segment_t *resv_move(ax_segment_t *seg, size_t old, size_t need) {
       seg->thp == AX_THP_ADV_HUGE && hp > AX_SEGMENT_SIZE && need >= hp ? hp : AX_SEGMENT_SIZE;
   if (tight || seg->prof_slots || need > AX_ADDRESS_LIMIT / 4)
     return NULL;
-  size_t end = round_up(need + extra, align), open = round_up(need, grow_unit(seg));
-  open = open < end ? open : end;
+  size_t end = round_up(need + extra, align), open = need;
   if (end - 1 > ((size_t)UINT16_MAX << AX_SEGMENT_SHIFT) - 1)
     return NULL; /* (more than 256 GiB: reserve_end cannot say where it ends) */
   /* under RLIMIT_AS: the block's growth, and the reservation only if it leaves as much free */
@@ -590,12 +598,13 @@ void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size) {
   if (need <= old && need >= old / 2)
     return p;
   ax_segment_t *moved = seg;
+  bool growing = ax_peek(&seg->reserve_end) != 0; /* (before resv_grow or resv_release) */
   if (need > old && resv_grow(seg, need)) {
     need = seg->map_size;
   } else {
     resv_release(seg); /* a shrink, or a growth past it: the next move takes a new one */
-    if (need > old)    /* (whole huge pages, as in a reservation: a growing block fills them) */
-      need = round_up(need, grow_unit(seg));
+    if (need > old)
+      need = grow_round(seg, need, growing);
     if (need > old && grow_over_cached(seg, need))
       need = seg->map_size;
     else if (!(moved = need > old ? huge_grow(seg, old, need) : huge_resize(seg, old, need)))
