@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Huge blocks (> AX_LARGE_MAX): one mapping each, starting with a segment header so that
  * free() finds them like any other block. A small cache keeps recently freed mappings so
- * that repeated large malloc/free pays neither mmap nor page faults; realloc grows them
- * with mremap, which moves page tables instead of bytes, and one that has to move takes
- * address space ahead of it for its next growths (a reservation, below).
+ * that repeated large malloc/free pays neither mmap nor page faults. realloc resizes them with
+ * mremap, which moves page tables instead of bytes: in place when the address space above is
+ * free, else by moving the mapping. A block that has to move for a growth moves to a mapping
+ * with inaccessible address space reserved after it (PROT_NONE, about as much again as the
+ * block); its next growths give back the part they need and mremap grows the block over it in
+ * place, so it keeps its address and its huge-page alignment. The reservation goes back at
+ * free, at a shrink by more than half, when the block outgrows it, and when the OS refuses a
+ * mapping; it is address space only (os_reserved), never resident (os_committed). See
+ * "growth in reserved address space" below and docs/design/02-segments.md.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -84,21 +90,25 @@ static ax_segment_t *huge_resize(ax_segment_t *seg, size_t old, size_t need) {
  * taken: mmap places mappings top down, so it usually is) moves its page tables to a mapping
  * with a reservation after it: inaccessible address space (PROT_NONE: no memory, and no commit
  * charge until opened), up to about twice the block, aligned as a fresh mapping of its size
- * would be. The growths that fit there take the next part in place (resv_grow: the block's
- * mapping grows over it, its huge-page advice with it), so the block keeps its address and its
- * alignment, and its new bytes fault in as huge pages: a growth takes
- * whole huge pages where the block is advised, as a moved one would have left its last huge
- * page in 4 KiB pages for good (wl_vecgrow: 120k page faults before, most of them those).
+ * would be. The growths that fit there take the next part in place (resv_grow: that part is
+ * unmapped and the block's mapping grows over it by mremap, its huge-page advice with it), so
+ * the block keeps its address and its alignment, and a growth in it opens whole huge pages
+ * where the block is advised (grow_round), which fault in as huge pages: a block moved to a
+ * plain mapping of its size keeps the 4 KiB pages of its partly used last huge page for good.
  * A reservation goes back to the OS when its block shrinks by more than half (a smaller shrink
  * keeps the block as it is: alloc.c), is freed (before the mapping is cached or unmapped),
  * grows past it (the next move takes a new one), and when address space runs short: a refused
  * mapping gives every one back (axi_huge_pack_tight) and none is made after; under RLIMIT_AS
  * none is made that would take more than half of what is left. It counts in os_reserved
- * (stats.mapped and stats.retained: address space, as the guards of small segments do), never
- * in os_committed (stats.resident) nor in the block's usable size. Blocks with a reservation
- * are listed in a table of AX_RESERVE_SLOTS, so that a refused mapping can find them; a full
- * table gives up its oldest entry's. The table, a block's reserve_end and, while it has one,
- * its map_size change under resv_lock only: another thread may give the reservation back. */
+ * (stats.mapped and stats.retained: address space), never in os_committed (stats.resident)
+ * nor in the block's usable size. Blocks with a reservation are listed in a table of
+ * AX_RESERVE_SLOTS, so that a refused mapping can find them; a full table gives up its oldest
+ * entry's. The table, a block's reserve_end and, while it has one, its map_size change under
+ * resv_lock only: another thread may give the reservation back (a refused mapping, a full
+ * table). Its owner makes one only by a realloc, and gives it back before the mapping is cached
+ * or unmapped, so the table names live mappings only. A fork child inherits the reservations
+ * with the mappings, and the table with them (resv_lock is taken around fork). The profiler's
+ * slot segments never take one: their realloc is the profiler's. */
 #define AX_RESERVE_SLOTS 64
 #define AX_RESERVE_MAX ((size_t)1 << 30) /* the most address space a reservation adds */
 
