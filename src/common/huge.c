@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Huge blocks (> AX_LARGE_MAX): one mapping each, starting with a segment header so that
  * free() finds them like any other block. A small cache keeps recently freed mappings so
- * that repeated large malloc/free pays neither mmap nor page faults; realloc grows them
- * with mremap, which moves page tables instead of bytes.
+ * that repeated large malloc/free pays neither mmap nor page faults. realloc resizes them with
+ * mremap, which moves page tables instead of bytes: in place when the address space above is
+ * free, else by moving the mapping. A block that has to move for a growth moves to a mapping
+ * with inaccessible address space reserved after it (PROT_NONE, about as much again as the
+ * block); its next growths give back the part they need and mremap grows the block over it in
+ * place, so it keeps its address and its huge-page alignment. The reservation goes back at
+ * free, at a shrink by more than half, when the block outgrows it, and when the OS refuses a
+ * mapping; it is address space only (os_reserved), never resident (os_committed). See
+ * "growth in reserved address space" below and docs/design/02-segments.md.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -32,9 +39,17 @@ static ax_segcache_t cache;
  * block may no longer hold more of a cached mapping than it needs. */
 static bool tight;
 
-void axi_huge_pack_tight(void) { tight = true; }
-
 static size_t page_round(size_t n) { return (n + axi_os_page - 1) & ~(axi_os_page - 1); }
+
+/* seg's mapping was resized from old to now bytes (in place or moved): its counters follow.
+ * in_use is the caller's. */
+static void resized(ax_segment_t *seg, size_t old, size_t now) {
+  seg->map_size = now;
+  axi_thp_resized(seg, (intptr_t)now - (intptr_t)old);
+  axi_stat_add(&axi_stats.os_reserved, &axi_stats.os_reserved_peak, (intptr_t)now - (intptr_t)old);
+  axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak,
+               (intptr_t)now - (intptr_t)old);
+}
 
 /* Move the mapping of seg (old bytes) to a fresh segment-aligned reservation of need bytes.
  * The segment map forgets the old address before the move gives the range back: from then
@@ -66,11 +81,203 @@ static ax_segment_t *huge_resize(ax_segment_t *seg, size_t old, size_t need) {
   ax_segment_t *moved = seg;
   if (!axi_os_remap(seg, old, need) && !(moved = huge_move(seg, old, need)))
     return NULL;
-  moved->map_size = need;
-  axi_thp_resized(moved, (intptr_t)need - (intptr_t)old);
-  axi_stat_add(&axi_stats.os_reserved, &axi_stats.os_reserved_peak, (intptr_t)need - (intptr_t)old);
-  axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak,
-               (intptr_t)need - (intptr_t)old);
+  resized(moved, old, need);
+  return moved;
+}
+
+/* ---- growth in reserved address space ----------------------------------------------------
+ * A block that realloc grows and that cannot grow where it is (the address space above it is
+ * taken: mmap places mappings top down, so it usually is) moves its page tables to a mapping
+ * with a reservation after it: inaccessible address space (PROT_NONE: no memory, and no commit
+ * charge until opened), up to about twice the block, aligned as a fresh mapping of its size
+ * would be. The growths that fit there take the next part in place (resv_grow: that part is
+ * unmapped and the block's mapping grows over it by mremap, its huge-page advice with it), so
+ * the block keeps its address and its alignment, and a growth in it opens whole huge pages
+ * where the block is advised (grow_round), which fault in as huge pages: a block moved to a
+ * plain mapping of its size keeps the 4 KiB pages of its partly used last huge page for good.
+ * A reservation goes back to the OS when its block shrinks by more than half (a smaller shrink
+ * keeps the block as it is: alloc.c), is freed (before the mapping is cached or unmapped),
+ * grows past it (the next move takes a new one), and when address space runs short: a refused
+ * mapping gives every one back (axi_huge_pack_tight) and none is made after; under RLIMIT_AS
+ * none is made that would take more than half of what is left. It counts in os_reserved
+ * (stats.mapped and stats.retained: address space), never in os_committed (stats.resident)
+ * nor in the block's usable size. Blocks with a reservation are listed in a table of
+ * AX_RESERVE_SLOTS, so that a refused mapping can find them; a full table gives up its oldest
+ * entry's. The table, a block's reserve_end and, while it has one, its map_size change under
+ * resv_lock only: another thread may give the reservation back (a refused mapping, a full
+ * table). Its owner makes one only by a realloc, and gives it back before the mapping is cached
+ * or unmapped, so the table names live mappings only. A fork child inherits the reservations
+ * with the mappings, and the table with them (resv_lock is taken around fork). The profiler's
+ * slot segments never take one: their realloc is the profiler's. */
+#define AX_RESERVE_SLOTS 64
+#define AX_RESERVE_MAX ((size_t)1 << 30) /* the most address space a reservation adds */
+
+static ax_lock_t resv_lock;
+static ax_segment_t *resv[AX_RESERVE_SLOTS];
+static unsigned resv_next; /* the entry a full table gives up next */
+
+static size_t resv_end(const ax_segment_t *seg) {
+  return (size_t)seg->reserve_end << AX_SEGMENT_SHIFT;
+}
+
+/* seg leaves the table: it has no reservation now. pre: resv_lock is held. */
+static void resv_unlist(ax_segment_t *seg) {
+  for (unsigned i = 0; i < AX_RESERVE_SLOTS; i++)
+    if (resv[i] == seg)
+      resv[i] = NULL;
+  ax_poke(&seg->reserve_end, (uint16_t)0);
+}
+
+/* seg's reservation [from, its end) goes back to the OS. pre: resv_lock is held. */
+static void resv_drop(ax_segment_t *seg, size_t from) {
+  size_t tail = resv_end(seg) - from;
+  if (tail)
+    axi_os_unmap((char *)seg + from, tail);
+  axi_stat_add(&axi_stats.os_reserved, NULL, -(intptr_t)tail);
+  resv_unlist(seg);
+}
+
+/* seg's reservation, if it has one, goes back to the OS. */
+static void resv_release(ax_segment_t *seg) {
+  if (!ax_peek(&seg->reserve_end)) /* (only its owner makes one) */
+    return;
+  axi_lock(&resv_lock);
+  if (seg->reserve_end) /* (another thread may have given it back) */
+    resv_drop(seg, seg->map_size);
+  axi_unlock(&resv_lock);
+}
+
+/* Address space is short: every reservation goes back to the OS, and none is made from now
+ * on (a lock held elsewhere leaves them to their blocks' frees). */
+void axi_huge_pack_tight(void) {
+  tight = true;
+  if (!axi_trylock(&resv_lock))
+    return;
+  for (unsigned i = 0; i < AX_RESERVE_SLOTS; i++)
+    if (resv[i])
+      resv_drop(resv[i], resv[i]->map_size);
+  axi_unlock(&resv_lock);
+}
+
+static size_t round_up(size_t n, size_t unit) { return (n + unit - 1) & ~(unit - 1); }
+
+/* What a growth of seg to need bytes (a multiple of the OS page) opens where its mapping is
+ * advised (and huge pages are no bigger than a segment): up to the next huge page, so that the
+ * growth's last huge page faults in as one, when the block is growing again (whole: it has, or
+ * just outgrew, a reservation: growths of vectors fill it) or when that wastes at most an eighth
+ * (axi_thp_round's rule: a block's first growth may be its last). Else need. wl_vecgrow's
+ * page faults: 177k rounding no growth, 76k rounding every one, 112k so (122k before the
+ * reservations); but rounding every one cost wl_bitset +17% peak RSS (12.9 -> 15.0 MB: each
+ * 2.5 MB bitset, grown once past 1 MiB, took 4 MiB), and so it is as before. */
+static size_t grow_round(const ax_segment_t *seg, size_t need, bool whole) {
+  size_t hp = axi_thp_size();
+  if (seg->thp != AX_THP_ADV_HUGE || !hp || hp > AX_SEGMENT_SIZE)
+    return need;
+  size_t up = round_up(need, hp);
+  return whole || up - need <= need / 8 ? up : need;
+}
+
+/* Grow seg to need bytes inside its reservation (opened up to grow_round's). That part
+ * goes back to the OS and the block's mapping grows over it in place (mremap): an mprotect of
+ * the part would make a mapping of its own, which the kernel does not merge into a moved one
+ * (its page offset is the old address's) and which mremap cannot then grow or move with the
+ * block. Another thread may map something in the part between the two calls: then the block
+ * stays as it was and the rest of the reservation goes too.
+ * post: true with map_size set; false when it has none, or need does not fit in it, or the
+ * kernel refused: the mapping is as it was. */
+static bool resv_grow(ax_segment_t *seg, size_t need) {
+  if (!ax_peek(&seg->reserve_end))
+    return false;
+  bool grown = false;
+  axi_lock(&resv_lock);
+  size_t end = resv_end(seg), old = seg->map_size;
+  if (need <= end) { /* (0 when given back meanwhile) */
+    size_t to = grow_round(seg, need, true);
+    to = to < end ? to : end;
+    axi_os_unmap((char *)seg + old, to - old);
+    if ((grown = axi_os_remap(seg, old, to))) {
+      seg->map_size = to; /* (os_reserved holds it already) */
+      axi_thp_resized(seg, (intptr_t)(to - old));
+      axi_stat_add(&axi_stats.os_committed, &axi_stats.os_committed_peak, (intptr_t)(to - old));
+      if (to == end)
+        resv_unlist(seg);
+    } else {
+      axi_stat_add(&axi_stats.os_reserved, NULL, -(intptr_t)(to - old));
+      resv_drop(seg, to);
+    }
+  }
+  axi_unlock(&resv_lock);
+  return grown;
+}
+
+/* List seg, whose mapping reserves up to end bytes, in the table. pre: resv_lock is held. */
+static void resv_list(ax_segment_t *seg, size_t end) {
+  unsigned i = 0;
+  while (i < AX_RESERVE_SLOTS && resv[i])
+    i++;
+  if (i == AX_RESERVE_SLOTS) { /* full: the oldest gives its reservation up */
+    i = resv_next++ % AX_RESERVE_SLOTS;
+    resv_drop(resv[i], resv[i]->map_size);
+  }
+  resv[i] = seg;
+  ax_poke(&seg->reserve_end, (uint16_t)(end >> AX_SEGMENT_SHIFT));
+  if (tight) /* (made while a refused mapping gave the others back) */
+    resv_drop(seg, seg->map_size);
+}
+
+/* Move seg's mapping (old bytes) to a fresh reservation of about twice need bytes, need of
+ * them opened, as huge_move moves it. post: the new address, with map_size and the counters
+ * set, or NULL with the block where it was: no reservation may be made (address space is
+ * short, or the kernel refused it). */
+static ax_segment_t *resv_move(ax_segment_t *seg, size_t old, size_t need) {
+  size_t hp = axi_thp_size(), extra = need < AX_RESERVE_MAX ? need : AX_RESERVE_MAX;
+  /* aligned as axi_huge_alloc aligns a fresh mapping of its size: 32 and 512 MiB huge pages */
+  size_t align =
+      seg->thp == AX_THP_ADV_HUGE && hp > AX_SEGMENT_SIZE && need >= hp ? hp : AX_SEGMENT_SIZE;
+  if (tight || seg->prof_slots || need > AX_ADDRESS_LIMIT / 4)
+    return NULL;
+  size_t end = round_up(need + extra, align), open = need;
+  if (end - 1 > ((size_t)UINT16_MAX << AX_SEGMENT_SHIFT) - 1)
+    return NULL; /* (more than 256 GiB: reserve_end cannot say where it ends) */
+  /* under RLIMIT_AS: the block's growth, and the reservation only if it leaves as much free */
+  size_t room = axi_os_address_room();
+  if (room < end || room - end < end - open)
+    return NULL;
+  char *target = axi_os_reserve_aligned(end, align, 0);
+  if (!target)
+    return NULL;
+  axi_segmap_set(seg, false); /* (as huge_move) */
+  if (!axi_os_move(seg, old, open, target)) {
+    axi_segmap_set(seg, true);
+    axi_os_unmap(target, end);
+    return NULL;
+  }
+  AX_HOOK(AX_HOOK_HUGE_MOVED, seg);
+  AX_TRACK_SHOW_META(seg, AX_HUGE_OFFSET);
+  ax_segment_t *moved = (ax_segment_t *)target;
+  AX_TRACK_HIDE_META(moved, AX_HUGE_OFFSET);
+  moved->cookie = (uintptr_t)moved ^ axi_cookie_key;
+  resized(moved, old, open);
+  axi_stat_add(&axi_stats.os_reserved, &axi_stats.os_reserved_peak, (intptr_t)(end - open));
+  axi_lock(&resv_lock);
+  resv_list(moved, end);
+  axi_unlock(&resv_lock);
+  axi_segmap_set(moved, true);
+  return moved;
+}
+
+/* Grow seg's mapping from old to need bytes: in place when the kernel can, else moved to a
+ * reservation (resv_move) or, when none may be made, to a mapping of need bytes (huge_move).
+ * post: the segment (maybe moved) with map_size and the counters set, or NULL with the mapping
+ * as it was. */
+static ax_segment_t *huge_grow(ax_segment_t *seg, size_t old, size_t need) {
+  if (axi_os_remap(seg, old, need)) {
+    resized(seg, old, need);
+    return seg;
+  }
+  ax_segment_t *moved = resv_move(seg, old, need);
+  if (!moved && (moved = huge_move(seg, old, need)))
+    resized(moved, old, need);
   return moved;
 }
 
@@ -383,12 +590,15 @@ void axi_huge_free(ax_segment_t *seg) {
   huge_count_freed(usable, 0);
   ax_atomic_fetch_add_relaxed(&axi_stats.huge_live, -(uintptr_t)usable);
   axi_stat_add(&axi_stats.in_use, NULL, -(intptr_t)seg->map_size);
+  resv_release(seg); /* (cached mappings and unmapped ones have none) */
   if (!cache_put(seg))
     axi_segment_unmap(seg);
 }
 
-/* Resize a huge block: keep it when the new size fits and does not waste more than half,
- * otherwise let the kernel resize the mapping (in place, or by moving page tables).
+/* Resize a huge block: keep it when the new size fits and does not waste more than half;
+ * grow it inside its reservation, or over a cached mapping right after it, or let the kernel
+ * grow it (in place, or by moving page tables, to a reservation when one may be made: see
+ * above); shrink it in place, its reservation given back.
  * post: the block (maybe moved), or NULL with the old block untouched. */
 void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size) {
   uintptr_t off = (uintptr_t)p - (uintptr_t)seg;
@@ -397,14 +607,24 @@ void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size) {
   size_t need = page_round(off + size), old = seg->map_size;
   if (need <= old && need >= old / 2)
     return p;
-  if (need > old)
-    need = axi_thp_round(need);
   ax_segment_t *moved = seg;
-  if (need > old && grow_over_cached(seg, need))
+  bool growing = ax_peek(&seg->reserve_end) != 0; /* (before resv_grow or resv_release) */
+  if (need > old && resv_grow(seg, need)) {
     need = seg->map_size;
-  else if (!(moved = huge_resize(seg, old, need)))
-    return NULL;
+  } else {
+    resv_release(seg); /* a shrink, or a growth past it: the next move takes a new one */
+    if (need > old)
+      need = grow_round(seg, need, growing);
+    if (need > old && grow_over_cached(seg, need))
+      need = seg->map_size;
+    else if (!(moved = need > old ? huge_grow(seg, old, need) : huge_resize(seg, old, need)))
+      return NULL;
+    need = moved->map_size;
+  }
   moved->pages[0].area = (uintptr_t)moved + off;
+  if (need > old) /* what thp.c advises now (a block made before auto's first probe, or since
+                   * the probes changed their mind: one madvise then, none otherwise) */
+    axi_thp_apply(moved, need, AX_KIND_HUGE);
 #if AX_TRACKING
   if (moved == seg) { /* memcheck knows a checked block by its requested size */
     AX_TRACK_RESIZE(p, old - off, need - off);
@@ -420,5 +640,11 @@ void *axi_huge_realloc(ax_segment_t *seg, void *p, size_t size) {
   return (char *)moved + off;
 }
 
-void axi_huge_fork_prepare(void) { axi_lock_for_fork(&cache.lock); }
-void axi_huge_fork_release(void) { axi_unlock_after_fork(&cache.lock); }
+void axi_huge_fork_prepare(void) {
+  axi_lock_for_fork(&cache.lock);
+  axi_lock_for_fork(&resv_lock);
+}
+void axi_huge_fork_release(void) {
+  axi_unlock_after_fork(&resv_lock);
+  axi_unlock_after_fork(&cache.lock);
+}

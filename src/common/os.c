@@ -12,6 +12,7 @@
 #include <linux/membarrier.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -430,4 +431,33 @@ uint64_t axi_random(void) {
   s ^= s << 17;
   ax_atomic_store_relaxed(&state, s); /* a lost update only repeats a key */
   return s * 0x2545F4914F6CDD1Du;
+}
+
+/* ---- address space left ----------------------------------------------------------------- */
+
+/* The address space the process may still map under its RLIMIT_AS: the soft limit less its
+ * mapped size (the first field of /proc/self/statm, in the kernel's pages, which
+ * AXMALLOC_PAGE_SIZE does not change). Read when huge.c is about to reserve address space
+ * ahead of a growing block: one getrlimit without a limit, three more calls with one.
+ * post: SIZE_MAX without a limit; 0 when over it or when the size cannot be read. errno kept. */
+size_t axi_os_address_room(void) {
+  int saved = errno;
+  struct rlimit rl;
+  size_t room = SIZE_MAX;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    char buf[64];
+    long n = -1;
+    int fd = axi_os_open("/proc/self/statm", O_RDONLY, 0);
+    if (fd >= 0) {
+      n = axi_os_read(fd, buf, sizeof buf);
+      axi_os_close(fd);
+    }
+    uint64_t pages = 0;
+    for (long i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+      pages = pages * 10 + (uint64_t)(buf[i] - '0');
+    uint64_t used = pages * (uint64_t)getpagesize();
+    room = n > 0 && used < rl.rlim_cur ? (size_t)(rl.rlim_cur - used) : 0;
+  }
+  errno = saved;
+  return room;
 }

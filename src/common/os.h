@@ -42,5 +42,6 @@ AXI_HIDDEN uint64_t axi_random(void);
 AXI_HIDDEN void axi_os_barrier_init(void); /* pre: process init, alone */
 AXI_HIDDEN bool axi_os_barrier(void);
 AXI_HIDDEN bool axi_os_barrier_available(void);
+AXI_HIDDEN size_t axi_os_address_room(void);
 
 #endif

@@ -226,6 +226,10 @@ typedef struct ax_segment {
   uint16_t npages;
   uint8_t prof_slots; /* a huge-kind segment of the profiler's sampled blocks (prof.c) */
   uint8_t thp;        /* enum ax_thp_advice: what its mapping was advised (thp.c) */
+  /* huge blocks grown by realloc: the end, in segments from the header, of the inaccessible
+   * address space reserved right after the mapping for its growth; 0: none (huge.c). The
+   * last 2 bytes before pages[]: the header stays 128 bytes (AX_HUGE_OFFSET) */
+  uint16_t reserve_end;
   ax_page_t pages[] __attribute__((aligned(128)));
 } ax_segment_t;
 

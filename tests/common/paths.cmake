@@ -31,7 +31,8 @@ set(AX_KERNEL_TESTS
   t_bulk t_bulk.libc t_mte t_trim t_extras)
 set(AX_THP_TESTS
   t_thp t_thp.never t_thp.always t_realloc t_calloc t_api t_align t_trim t_extras t_contract
-  t_pagesize t_pagesize.16384 t_pagesize.65536 t_oom.huge t_stats t_cache)
+  t_pagesize t_pagesize.16384 t_pagesize.65536 t_oom.huge t_stats t_cache t_huge_resv
+  t_huge_resv.never t_huge_resv.16384 t_huge_resv.65536)
 set(AX_THREADS_TESTS
   t_mt_storm t_mt_storm.checked t_mt_prodcons t_mt_prodcons.checked t_mt_threads t_mt_pool
   t_stress t_stress.32 t_oom.threads t_sigfork.mt)
@@ -39,7 +40,8 @@ set(AX_NOPROF_TESTS
   t_full_pages t_cache t_free_filter t_remote_batch t_stats t_extras t_race_remote
   t_fork_model.release t_oom.huge t_oom.limit t_oom.threads t_oom.refused t_oom.refused_limit
   t_oom_cxx t_oom_cxx_static t_budget t_arm_budget t_stack t_cxx_new t_cxx_new_static t_badfree
-  t_ctl t_df_model t_df_model.owner_first t_df_model.prof t_idle_holder t_idle_holder.sweep)
+  t_ctl t_df_model t_df_model.owner_first t_df_model.prof t_idle_holder t_idle_holder.sweep
+  t_huge_resv t_huge_resv.never t_huge_resv.16384 t_huge_resv.65536)
 get_property(all_tests DIRECTORY PROPERTY TESTS)
 foreach(t ${all_tests})
   if(t MATCHES "^t_thp[.]fake[.]")

@@ -259,3 +259,22 @@ add_test(NAME t_thp.bad_option COMMAND t_thp auto madvise 2097152)
 set_tests_properties(t_thp.bad_option PROPERTIES ENVIRONMENT
   "AXMALLOC_THP=sometimes;AXMALLOC_THP_SYSFS=${thp_dir}/madvise_2m"
   PASS_REGULAR_EXPRESSION "AXMALLOC_THP=sometimes is not auto, never, always or large: the default auto is used(.*\n)*t_thp auto madvise 2097152: OK")
+
+# ---- growth in reserved address space ----------------------------------------------------
+# A huge block that realloc moves takes a reservation ahead of it and grows there in place
+# (huge.c): one address, its bytes kept, counted as address space and never as resident, given
+# back at free and shrink; natively also /proc/self/maps and smaps (---p, Rss 0) and RLIMIT_AS
+# (qemu-user shows its own /proc/self and does not pass RLIMIT_AS on). Each page size too.
+set(huge_resv_args "")
+if(NOT CMAKE_CROSSCOMPILING)
+  set(huge_resv_args maps limit)
+endif()
+ax_test(t_huge_resv SOURCES t_huge_resv.c ARGS ${huge_resv_args})
+add_test(NAME t_huge_resv.never COMMAND t_huge_resv ${huge_resv_args})
+set_tests_properties(t_huge_resv.never PROPERTIES ENVIRONMENT "AXMALLOC_THP=never")
+foreach(ps 16384 65536)
+  add_test(NAME t_huge_resv.${ps} COMMAND t_huge_resv ${huge_resv_args})
+  set_tests_properties(t_huge_resv.${ps} PROPERTIES ENVIRONMENT "AXMALLOC_PAGE_SIZE=${ps}")
+endforeach()
+set_tests_properties(t_huge_resv t_huge_resv.never t_huge_resv.16384 t_huge_resv.65536
+  PROPERTIES TIMEOUT 120)
