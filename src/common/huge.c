@@ -173,8 +173,7 @@ static size_t grow_round(const ax_segment_t *seg, size_t need, bool whole) {
   size_t hp = axi_thp_size();
   if (seg->thp != AX_THP_ADV_HUGE || !hp || hp > AX_SEGMENT_SIZE)
     return need;
-  size_t up = round_up(need, hp);
-  return whole || up - need <= need / 8 ? up : need;
+  return whole ? round_up(need, hp) : axi_thp_round(need);
 }
 
 /* Grow seg to need bytes inside its reservation (opened up to grow_round's). That part

@@ -258,11 +258,15 @@ static long read_small(const char *dir, const char *name, char *buf, size_t len)
   return r;
 }
 
-/* "always [madvise] never": the word in brackets. */
-static enum ax_thp_kernel kernel_mode(const char *s) {
+/* "always [madvise] never": the word in brackets, or NULL. */
+static const char *bracketed(const char *s) {
   for (; *s && *s != '['; s++)
     ;
-  if (*s++ != '[')
+  return *s == '[' ? s + 1 : NULL;
+}
+
+static enum ax_thp_kernel kernel_mode(const char *s) {
+  if (!(s = bracketed(s)))
     return AX_THP_KERNEL_ABSENT;
   if (s[0] == 'a' && s[1] == 'l')
     return AX_THP_KERNEL_ALWAYS;
@@ -297,19 +301,13 @@ enum ax_thp_defrag axi_os_thp_defrag(const char *dir) {
   int saved = errno;
   char buf[128];
   enum ax_thp_defrag d = AX_THP_DEFRAG_ABSENT;
-  if (read_small(dir, "defrag", buf, sizeof buf) > 0) {
-    const char *s = buf;
-    while (*s && *s != '[')
-      s++;
-    if (*s == '[') {
-      s++;
-      d = s[0] == 'a'   ? AX_THP_DEFRAG_ALWAYS
-          : s[0] == 'm' ? AX_THP_DEFRAG_MADVISE
-          : s[0] == 'n' ? AX_THP_DEFRAG_NEVER
-          : s[5] == '+' ? AX_THP_DEFRAG_DEFER_MADVISE
-                        : AX_THP_DEFRAG_DEFER;
-    }
-  }
+  const char *s = read_small(dir, "defrag", buf, sizeof buf) > 0 ? bracketed(buf) : NULL;
+  if (s)
+    d = s[0] == 'a'   ? AX_THP_DEFRAG_ALWAYS
+        : s[0] == 'm' ? AX_THP_DEFRAG_MADVISE
+        : s[0] == 'n' ? AX_THP_DEFRAG_NEVER
+        : s[5] == '+' ? AX_THP_DEFRAG_DEFER_MADVISE
+                      : AX_THP_DEFRAG_DEFER;
   errno = saved;
   return d;
 }

@@ -218,9 +218,7 @@ void axi_thp_fresh(ax_segment_t *seg, size_t size) {
   if (probing()) {
     bool inside = size >= 2 * huge_page; /* (seg is aligned to the segment, so to the page) */
     bool known = ax_atomic_load_relaxed(&verdict) != V_UNKNOWN;
-    if (inside && (!known || due(PROBE_EVERY_MS))) {
-      if (!known)
-        due(0); /* (the time of the last probe) */
+    if (inside && due(known ? PROBE_EVERY_MS : 0)) {
       advise(seg, size, AX_THP_ADV_HUGE);
       if (seg->thp == AX_THP_ADV_HUGE) {
         measure((char *)seg);
